@@ -1,0 +1,29 @@
+/** The engine's public surface: what server/, chat/ and cli/ call. */
+import type { ChatRequest, CompletionRequest } from "./messages.js";
+import type { GenerationEvent } from "./events.js";
+import type { GenerateOptions, ModelInfo } from "./backend.js";
+
+/** Live figures for /metrics, /health and start-up lines. */
+export interface EngineStats {
+  queueDepth: number;
+  activeSequences: number;
+  /** Prompt tokens reused from the prefix cache / all prompt tokens, since start. */
+  cachedPromptTokens: number;
+  promptTokens: number;
+}
+
+export interface Engine {
+  /** Chat generation. Errors before the first event are thrown (first `next()` rejects); later ones are `error` events. */
+  generate(request: ChatRequest, options?: GenerateOptions): AsyncIterable<GenerationEvent>;
+  /** Raw completion (no chat template). Same error contract as `generate`. */
+  complete(request: CompletionRequest, options?: GenerateOptions): AsyncIterable<GenerationEvent>;
+  /** Tokens of the rendered prompt, equal to `start.inputTokens` of the same request. */
+  countTokens(request: ChatRequest): Promise<number>;
+  /** Every servable model (loaded or declared). */
+  listModels(): ModelInfo[];
+  /** Resolves an id or alias; undefined when unknown. */
+  findModel(idOrAlias: string): ModelInfo | undefined;
+  stats(): EngineStats;
+  /** Stops admitting, waits for nothing, unloads models. */
+  close(): Promise<void>;
+}

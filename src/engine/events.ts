@@ -1,0 +1,34 @@
+/**
+ * The internal event language: `generate` yields these. Invariants (checked by `checkEventSequence`): exactly
+ * one `start`, first; blocks never interleave and their indices rise from 0; every block start has one end;
+ * `finish` or `error` is last.
+ */
+import type { EngineError } from "./errors.js";
+
+/** Why generation ended. Each surface maps these in one function. */
+export type FinishReason = "stop" | "stop-sequence" | "length" | "tool-calls" | "aborted" | "error";
+
+/** Real token counts. `inputTokens` counts the whole rendered prompt, `cachedInputTokens` the reused prefix of it. */
+export interface Usage { inputTokens: number; cachedInputTokens: number; outputTokens: number }
+
+/** Top alternatives at one generated position (only when requested). */
+export interface TokenLogprob { token: string; logprob: number; top: Array<{ token: string; logprob: number }> }
+
+export type GenerationEvent =
+  /** First event. `model` is the resolved model id; `inputTokens`/`cachedInputTokens` are known before decoding. */
+  | { type: "start"; model: string; inputTokens: number; cachedInputTokens: number }
+  | { type: "text-start"; index: number }
+  | { type: "text-delta"; index: number; text: string; logprobs?: TokenLogprob[] }
+  | { type: "text-end"; index: number }
+  | { type: "reasoning-start"; index: number }
+  | { type: "reasoning-delta"; index: number; text: string }
+  | { type: "reasoning-end"; index: number; signature?: string }
+  /** A tool call opens with its id and name; arguments follow as JSON text fragments. */
+  | { type: "tool-call-start"; index: number; id: string; name: string }
+  | { type: "tool-call-delta"; index: number; json: string }
+  /** `input` is the parsed arguments object (the concatenated deltas, parsed). */
+  | { type: "tool-call-end"; index: number; input: unknown }
+  | { type: "finish"; reason: FinishReason; stopSequence?: string; usage: Usage }
+  | { type: "error"; error: EngineError };
+
+export type BlockEvent = Extract<GenerationEvent, { index: number }>;

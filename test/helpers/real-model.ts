@@ -1,0 +1,16 @@
+/**
+ * Where the real default model (SmolLM2-135M-Instruct Q4_1) is for tests. `.ci/run` and the README set-up pull it
+ * into the store; KILN_TEST_MODEL overrides the path.
+ */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+export function realModelPath(): string {
+  const fromEnv = process.env.KILN_TEST_MODEL;
+  if (fromEnv) return fromEnv;
+  const home = process.env.KILN_HOME ?? join(homedir(), ".kiln");
+  const path = join(home, "models", "smollm2-135m.gguf");
+  if (!existsSync(path)) throw new Error(`The default model is missing at ${path}: run \`npm run setup\` first`);
+  return path;
+}
