@@ -1,0 +1,33 @@
+/**
+ * The composition root: builds the commander program. Command files register their flags and import their
+ * heavy modules (engine, native addon, server) lazily, so `--help` and `models list` stay fast.
+ */
+import { Command, CommanderError } from "commander";
+import { reportError } from "./report-error.js";
+import { registerRun } from "./commands/run.js";
+import { registerChat } from "./commands/chat.js";
+import { registerServe } from "./commands/serve.js";
+import { registerModels } from "./commands/models.js";
+
+const program = new Command("kiln")
+  .description("Run language models locally and serve them as Anthropic Messages and OpenAI-compatible APIs")
+  .version("0.1.0")
+  .option("--debug", "print stack traces on errors")
+  .showHelpAfterError("(run with --help for usage)")
+  .exitOverride();
+
+registerRun(program);
+registerChat(program);
+registerServe(program);
+registerModels(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // commander already printed its message; help and version exit 0, bad flags exit 1.
+    process.exitCode = error.exitCode === 0 ? 0 : 1;
+  } else {
+    process.exitCode = reportError(error, { debug: program.opts().debug });
+  }
+}
