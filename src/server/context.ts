@@ -61,3 +61,31 @@ export interface ResponseRecord {
   timeToFirstTokenMs?: number;
   stream?: boolean;
 }
+
+/** What a route handler receives besides the context: the parsed request. */
+export interface RouteInput {
+  /** Parsed JSON body (undefined for GET). Invalid JSON never reaches a handler (app.ts answers 400). */
+  body: unknown;
+  /** Path parameters, already percent-decoded (e.g. `id` of /v1/models/:id, which may contain `/`). */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: Headers;
+}
+
+/** One route of a protocol surface. Handlers return a web Response (JSON or SSE). */
+export interface RouteDef {
+  method: "GET" | "POST";
+  /** Path under the server root, e.g. "/v1/messages"; app.ts also serves prefixed and doubled-slash forms. */
+  path: string;
+  /** Whether the route needs an API key (everything under /v1 does). */
+  auth: boolean;
+  handler(ctx: RequestContext, input: RouteInput): Promise<Response>;
+}
+
+/** A wire protocol: its routes and its error shape. app.ts owns HTTP; surfaces own formats. */
+export interface Surface {
+  name: "anthropic" | "openai";
+  routes: RouteDef[];
+  /** Renders an EngineError in this surface's shape with the right status and headers. */
+  errorResponse(error: import("../engine/errors.js").EngineError, requestId: string): Response;
+}
