@@ -1,0 +1,148 @@
+/**
+ * A model served by remote OpenAI-compatible engines (vLLM, SGLang, llama-server, other kiln hosts), behind the
+ * same LoadedModel interface as a local model: both kiln surfaces, tools, stop sequences and usage work the same.
+ */
+import type { GenerateOptions, LoadedModel, ModelInfo } from "../../backend.js";
+import type { GenerationEvent } from "../../events.js";
+import type { ChatRequest, CompletionRequest } from "../../messages.js";
+import { EngineError } from "../../errors.js";
+import { ReplicaPool, type Replica, type ReplicaSpec } from "./replica-pool.js";
+import { toUpstreamChatBody } from "./upstream-request.js";
+import { UpstreamEventMapper, readSseData } from "./upstream-events.js";
+import { fromUpstreamResponse } from "./upstream-errors.js";
+
+export interface RemoteModelSpec {
+  id: string;
+  aliases?: string[];
+  /** The model name the upstream expects (defaults to `id`). */
+  upstreamModel?: string;
+  replicas: ReplicaSpec[];
+  /** Context window; read from the upstream's /models when omitted. */
+  contextSize?: number;
+  /** Concurrent requests per replica (default 8). */
+  maxConcurrency?: number;
+  healthIntervalMs?: number;
+  /** Time to wait for the upstream's response headers (default 60 s). */
+  connectTimeoutMs?: number;
+}
+
+/** Creates the model and learns its context window from the first replica that answers. */
+export async function createRemoteModel(spec: RemoteModelSpec): Promise<LoadedModel> {
+  const pool = new ReplicaPool(spec.replicas, { maxConcurrency: spec.maxConcurrency ?? 8, healthIntervalMs: spec.healthIntervalMs ?? 5000, healthTimeoutMs: 2000 });
+  const upstreamModel = spec.upstreamModel ?? spec.id;
+  const contextSize = spec.contextSize ?? (await discoverContextSize(spec.replicas, upstreamModel)) ?? 8192;
+  pool.startHealthChecks();
+  return new RemoteModel(spec, pool, upstreamModel, contextSize);
+}
+
+class RemoteModel implements LoadedModel {
+  readonly info: ModelInfo;
+
+  constructor(private readonly spec: RemoteModelSpec, private readonly pool: ReplicaPool, private readonly upstreamModel: string, contextSize: number) {
+    this.info = {
+      id: spec.id, aliases: spec.aliases ?? [], backend: "remote", contextSize, created: Math.floor(Date.now() / 1000), ownedBy: "kiln", fim: false,
+      // replica states are read live, so /v1/models and `kiln ps` show the current health
+      details: { upstreamModel, get replicas() { return pool.states(); } },
+    };
+  }
+
+  get parallel(): number {
+    return this.pool.capacity;
+  }
+
+  generate(request: ChatRequest, options: GenerateOptions = {}): AsyncIterable<GenerationEvent> {
+    const body = toUpstreamChatBody(request, this.upstreamModel);
+    return this.stream("/chat/completions", body, new UpstreamEventMapper(this.info.id, request.stop), options.signal);
+  }
+
+  complete(request: CompletionRequest, options: GenerateOptions = {}): AsyncIterable<GenerationEvent> {
+    const body: Record<string, unknown> = {
+      model: this.upstreamModel, prompt: request.prompt, max_tokens: request.maxTokens, stream: true, stream_options: { include_usage: true },
+      ...(request.suffix !== undefined ? { suffix: request.suffix } : {}), ...(request.stop?.length ? { stop: request.stop } : {}),
+      ...(request.sampling?.temperature !== undefined ? { temperature: request.sampling.temperature } : {}),
+      ...(request.sampling?.topP !== undefined ? { top_p: request.sampling.topP } : {}),
+      ...(request.sampling?.seed !== undefined ? { seed: request.sampling.seed } : {}),
+    };
+    return this.stream("/completions", body, new UpstreamEventMapper(this.info.id, request.stop), options.signal, true);
+  }
+
+  /** Exact prompt size from the upstream itself: a one-token request and its reported usage. */
+  async countTokens(request: ChatRequest): Promise<number> {
+    const body = { ...toUpstreamChatBody({ ...request, maxTokens: 1 }, this.upstreamModel), stream: false, stream_options: undefined };
+    const { response } = await this.send("/chat/completions", body, undefined);
+    const json = (await response.json()) as { usage?: { prompt_tokens?: number } };
+    if (typeof json.usage?.prompt_tokens !== "number") throw new EngineError("backend_failure", "the upstream did not report prompt tokens");
+    return json.usage.prompt_tokens;
+  }
+
+  async dispose(): Promise<void> {
+    this.pool.stop();
+  }
+
+  private async *stream(path: string, body: Record<string, unknown>, mapper: UpstreamEventMapper, signal: AbortSignal | undefined, legacy = false): AsyncGenerator<GenerationEvent> {
+    const { response, release } = await this.send(path, body, signal);
+    try {
+      for await (const data of readSseData(response.body!)) {
+        const chunk = JSON.parse(data);
+        if (legacy) for (const choice of chunk.choices ?? []) choice.delta = { content: choice.text };
+        yield* mapper.map(chunk);
+      }
+      if (signal?.aborted) throw new EngineError("aborted", "The request was aborted");
+      yield* mapper.finish();
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Sends to the least-loaded healthy replica. A connection failure or a 5xx before any byte of the answer moves
+   * on to the next replica (marking the failed one down); an upstream 4xx is final.
+   */
+  private async send(path: string, body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<{ response: Response; release: () => void }> {
+    const tried = new Set<Replica>();
+    let lastError: EngineError = new EngineError("overloaded", `no healthy replica of ${this.info.id} is available`, { retryAfter: 1 });
+    for (let replica = this.pool.pick(); replica; replica = this.pool.pick(tried)) {
+      tried.add(replica);
+      replica.outstanding++;
+      let released = false;
+      const release = () => { if (!released) { released = true; replica.outstanding--; replica.served++; } };
+      try {
+        const timeout = AbortSignal.timeout(this.spec.connectTimeoutMs ?? 60_000);
+        const response = await fetch(`${replica.spec.url}${path}`, {
+          method: "POST", headers: replica.headers(), body: JSON.stringify(body),
+          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        });
+        if (response.ok) return { response, release };
+        release();
+        lastError = await fromUpstreamResponse(response, replica.spec.url);
+        if (lastError.code !== "overloaded") throw lastError;
+      } catch (error) {
+        release();
+        if (error instanceof EngineError) throw error;
+        if (signal?.aborted) throw new EngineError("aborted", "The request was aborted");
+        this.pool.markDown(replica, (error as Error).message);
+        lastError = new EngineError("overloaded", `upstream ${replica.spec.url} is unreachable: ${(error as Error).message}`, { retryAfter: 1 });
+      }
+    }
+    throw lastError;
+  }
+}
+
+/** Reads the context window from an upstream's /models (vLLM max_model_len, llama.cpp meta.n_ctx, kiln context_window…). */
+async function discoverContextSize(replicas: ReplicaSpec[], upstreamModel: string): Promise<number | undefined> {
+  for (const replica of replicas) {
+    try {
+      const response = await fetch(`${replica.url.replace(/\/+$/, "")}/models`, {
+        headers: replica.apiKey ? { authorization: `Bearer ${replica.apiKey}` } : {}, signal: AbortSignal.timeout(3000),
+      });
+      if (!response.ok) continue;
+      const list = (await response.json()) as { data?: Array<Record<string, any>> };
+      const item = list.data?.find((model) => model.id === upstreamModel) ?? list.data?.[0];
+      const size = item?.max_model_len ?? item?.context_length ?? item?.context_window ?? item?.max_input_tokens ?? item?.meta?.n_ctx;
+      if (typeof size === "number") return size;
+    } catch {
+      // an unreachable replica is handled by the health check; try the next one
+    }
+  }
+  return undefined;
+}

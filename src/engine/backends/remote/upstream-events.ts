@@ -1,0 +1,140 @@
+/**
+ * The upstream's chat-completion SSE stream → internal GenerationEvents (text, reasoning, tool calls, finish with
+ * usage). Chunk shapes: https://platform.openai.com/docs/api-reference/chat-streaming. vLLM's extensions are read
+ * where present: `stop_reason` (the matched stop string) and per-chunk usage (`continuous_usage_stats`), which
+ * gives the prompt size before the first token.
+ */
+import type { FinishReason, GenerationEvent, Usage } from "../../events.js";
+import { EngineError } from "../../errors.js";
+import { randomId } from "../../../lib/ids.js";
+
+interface UpstreamUsage { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null }
+interface UpstreamToolDelta { index?: number; id?: string; function?: { name?: string; arguments?: string } }
+interface UpstreamChunk {
+  choices?: Array<{ delta?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null; tool_calls?: UpstreamToolDelta[] }; finish_reason?: string | null; stop_reason?: string | number | null }>;
+  usage?: UpstreamUsage | null;
+  error?: { message?: string };
+}
+
+/** Yields the JSON payload of each `data:` line until `[DONE]`. */
+export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, newline).replace(/\r$/, "");
+      buffer = buffer.slice(newline + 1);
+      if (!line.startsWith("data:")) continue;
+      const data = line.slice(5).trim();
+      if (data === "[DONE]") return;
+      if (data) yield data;
+    }
+  }
+}
+
+/** Folds upstream chunks into internal events; `start` is emitted with the first chunk. */
+export class UpstreamEventMapper {
+  private started = false;
+  private nextIndex = 0;
+  private open?: { kind: "text" | "reasoning" | "tool-call"; index: number; upstreamIndex?: number; json?: string };
+  private usage: Usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+  private finishReason?: string;
+  private stopReason?: string;
+  private sawToolCall = false;
+
+  constructor(private readonly model: string, private readonly stops: string[] = []) {}
+
+  /** Maps one parsed chunk. */
+  map(chunk: UpstreamChunk): GenerationEvent[] {
+    if (chunk.error) throw new EngineError("backend_failure", `upstream error: ${chunk.error.message ?? "unknown"}`);
+    const events: GenerationEvent[] = [];
+    if (chunk.usage) this.readUsage(chunk.usage);
+    if (!this.started) {
+      this.started = true;
+      events.push({ type: "start", model: this.model, inputTokens: this.usage.inputTokens, cachedInputTokens: this.usage.cachedInputTokens });
+    }
+    for (const choice of chunk.choices ?? []) {
+      const delta = choice.delta ?? {};
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (reasoning) events.push(...this.append("reasoning", reasoning));
+      if (delta.content) events.push(...this.append("text", delta.content));
+      for (const call of delta.tool_calls ?? []) events.push(...this.appendToolCall(call));
+      if (choice.finish_reason) this.finishReason = choice.finish_reason;
+      if (typeof choice.stop_reason === "string") this.stopReason = choice.stop_reason;
+    }
+    return events;
+  }
+
+  /** Closes the open block and emits `finish` once the upstream stream has ended. */
+  finish(): GenerationEvent[] {
+    const events = this.closeOpen();
+    if (!this.finishReason) throw new EngineError("backend_failure", "upstream stream ended without a finish reason");
+    const { reason, stopSequence } = this.resolveFinish();
+    events.push({ type: "finish", reason, ...(stopSequence !== undefined ? { stopSequence } : {}), usage: { ...this.usage } });
+    return events;
+  }
+
+  private resolveFinish(): { reason: FinishReason; stopSequence?: string } {
+    if (this.sawToolCall || this.finishReason === "tool_calls") return { reason: "tool-calls" };
+    if (this.finishReason === "length") return { reason: "length" };
+    if (this.stopReason !== undefined && this.stops.includes(this.stopReason)) return { reason: "stop-sequence", stopSequence: this.stopReason };
+    return { reason: "stop" };
+  }
+
+  private readUsage(usage: UpstreamUsage): void {
+    const input = usage.prompt_tokens ?? this.usage.inputTokens;
+    this.usage = { inputTokens: input, cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? this.usage.cachedInputTokens, outputTokens: usage.completion_tokens ?? this.usage.outputTokens };
+  }
+
+  private append(kind: "text" | "reasoning", text: string): GenerationEvent[] {
+    const events = this.open?.kind === kind ? [] : [...this.closeOpen(), ...this.openBlock(kind)];
+    const index = this.open!.index;
+    events.push(kind === "text" ? { type: "text-delta", index, text } : { type: "reasoning-delta", index, text });
+    return events;
+  }
+
+  private appendToolCall(call: UpstreamToolDelta): GenerationEvent[] {
+    const upstreamIndex = call.index ?? 0;
+    const events: GenerationEvent[] = [];
+    if (this.open?.kind !== "tool-call" || this.open.upstreamIndex !== upstreamIndex) {
+      if (!call.function?.name) throw new EngineError("backend_failure", "upstream interleaved tool calls or sent a call without a name");
+      events.push(...this.closeOpen());
+      const index = this.nextIndex++;
+      this.open = { kind: "tool-call", index, upstreamIndex, json: "" };
+      this.sawToolCall = true;
+      events.push({ type: "tool-call-start", index, id: call.id ?? randomId(), name: call.function.name });
+    }
+    const fragment = call.function?.arguments ?? "";
+    if (fragment) {
+      this.open!.json += fragment;
+      events.push({ type: "tool-call-delta", index: this.open!.index, json: fragment });
+    }
+    return events;
+  }
+
+  private openBlock(kind: "text" | "reasoning"): GenerationEvent[] {
+    const index = this.nextIndex++;
+    this.open = { kind, index };
+    return [kind === "text" ? { type: "text-start", index } : { type: "reasoning-start", index }];
+  }
+
+  private closeOpen(): GenerationEvent[] {
+    const open = this.open;
+    if (!open) return [];
+    this.open = undefined;
+    if (open.kind === "text") return [{ type: "text-end", index: open.index }];
+    if (open.kind === "reasoning") return [{ type: "reasoning-end", index: open.index }];
+    return [{ type: "tool-call-end", index: open.index, input: parseArguments(open.json ?? "") }];
+  }
+}
+
+function parseArguments(json: string): unknown {
+  if (json.trim() === "") return {};
+  try {
+    return JSON.parse(json);
+  } catch {
+    throw new EngineError("backend_failure", `upstream returned tool arguments that are not valid JSON: ${json.slice(0, 200)}`);
+  }
+}
