@@ -1,0 +1,52 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseModelFlags, readConfigFile } from "./serve-config.js";
+
+function writeConfig(content: unknown): string {
+  const path = join(mkdtempSync(join(tmpdir(), "kiln-config-")), "kiln.json");
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+describe("parseModelFlags", () => {
+  it("reads local refs, named refs and remote replicas of one model", () => {
+    expect(parseModelFlags(["smollm2-135m", "tiny=/m/t.gguf", "big=openai+http://a:8000/v1", "big=openai+http://b:8000/v1"])).toEqual([
+      { kind: "local", name: undefined, source: "smollm2-135m", aliases: [] },
+      { kind: "local", name: "tiny", source: "/m/t.gguf", aliases: [] },
+      { kind: "remote", name: "big", upstreams: ["http://a:8000/v1", "http://b:8000/v1"], aliases: [] },
+    ]);
+  });
+
+  it("refuses a remote model without a name or with a bad URL", () => {
+    expect(() => parseModelFlags(["openai+http://a/v1"])).toThrow(/needs a name/);
+    expect(() => parseModelFlags(["x=openai+ftp://a"])).toThrow(/not an http/);
+  });
+});
+
+describe("readConfigFile", () => {
+  it("reads models with their backends and takes the upstream key from the environment", () => {
+    const path = writeConfig({
+      port: 6000,
+      models: [
+        { source: "smollm2-135m", aliases: ["claude-haiku"] },
+        { name: "llama", backend: "openai", upstreams: ["http://gpu1:8000/v1"], apiKeyEnv: "UP_KEY", contextWindow: 32768 },
+      ],
+    });
+    const config = readConfigFile(path, { UP_KEY: "secret" });
+    expect(config.port).toBe(6000);
+    expect(config.declarations).toEqual([
+      { kind: "local", name: undefined, source: "smollm2-135m", aliases: ["claude-haiku"] },
+      { kind: "remote", name: "llama", upstreams: ["http://gpu1:8000/v1"], apiKey: "secret", upstreamModel: undefined, contextWindow: 32768, maxConcurrency: undefined, aliases: [] },
+    ]);
+  });
+
+  it("names the key and the problem of a bad config", () => {
+    expect(() => readConfigFile(writeConfig({ port: "x" }))).toThrow(/port: Invalid type/);
+    expect(() => readConfigFile(writeConfig({ models: [{ name: "m", backend: "openai", upstreams: ["not a url"] }] }))).toThrow(/models\.0/);
+    expect(() => readConfigFile(writeConfig({ prot: 1 }))).toThrow(/prot/);
+    expect(() => readConfigFile(writeConfig("{oops"))).toThrow(/must be JSON|cannot read/);
+    expect(() => readConfigFile(writeConfig({ models: [{ name: "m", backend: "openai", upstreams: ["http://a/v1"], apiKeyEnv: "NOPE" }] }), {})).toThrow(/NOPE is not set/);
+  });
+});

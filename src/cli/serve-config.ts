@@ -1,0 +1,101 @@
+/**
+ * `kiln serve` configuration: a JSON file (`--config kiln.json`) holding what the flags hold plus model
+ * declarations with their backends; flags override the file. A bad file is one clear error naming the key.
+ */
+import { readFileSync } from "node:fs";
+import * as v from "valibot";
+import { UsageError } from "./report-error.js";
+
+const RemoteModel = v.strictObject({
+  name: v.pipe(v.string(), v.minLength(1)),
+  backend: v.literal("openai"),
+  /** Base URLs of the replicas, each ending in its API prefix (…/v1). */
+  upstreams: v.pipe(v.array(v.pipe(v.string(), v.url())), v.minLength(1)),
+  /** Environment variable holding the upstreams' API key (never the key itself in the file). */
+  apiKeyEnv: v.optional(v.string()),
+  upstreamModel: v.optional(v.string()),
+  contextWindow: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  maxConcurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  aliases: v.optional(v.array(v.string())),
+});
+
+const LocalModel = v.strictObject({
+  name: v.optional(v.pipe(v.string(), v.minLength(1))),
+  backend: v.optional(v.literal("llama-cpp")),
+  /** A model reference: store name, .gguf path, hf:, https:// or pypi: reference. */
+  source: v.pipe(v.string(), v.minLength(1)),
+  aliases: v.optional(v.array(v.string())),
+});
+
+const ConfigFile = v.strictObject({
+  host: v.optional(v.string()),
+  port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65535))),
+  apiKeys: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
+  noAuth: v.optional(v.boolean()),
+  parallel: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  ctxSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(256))),
+  threads: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  queue: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  maxOutputTokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  logLevel: v.optional(v.picklist(["debug", "info", "warn", "error"])),
+  models: v.optional(v.array(v.union([RemoteModel, LocalModel]))),
+});
+
+export type ConfigFile = v.InferOutput<typeof ConfigFile>;
+
+/** A model as `serve` declares it to the engine. */
+export type ModelDeclaration =
+  | { kind: "local"; name?: string; source: string; aliases: string[] }
+  | { kind: "remote"; name: string; upstreams: string[]; apiKey?: string; upstreamModel?: string; contextWindow?: number; maxConcurrency?: number; aliases: string[] };
+
+/** Reads and validates a config file; every problem names the key path. */
+export function readConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): ConfigFile & { declarations: ModelDeclaration[] } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new UsageError(`cannot read config ${path}: ${(error as Error).message}`, "the config file must be JSON");
+  }
+  const result = v.safeParse(ConfigFile, raw);
+  if (!result.success) {
+    const issue = result.issues[0];
+    const key = v.getDotPath(issue) ?? "(root)";
+    throw new UsageError(`config ${path}: ${key}: ${issue.message}`, "see the configuration section of the README");
+  }
+  const declarations = (result.output.models ?? []).map((model, index) => toDeclaration(model, `models.${index}`, env));
+  return { ...result.output, declarations };
+}
+
+function toDeclaration(model: NonNullable<ConfigFile["models"]>[number], path: string, env: NodeJS.ProcessEnv): ModelDeclaration {
+  if ("upstreams" in model) {
+    const apiKey = model.apiKeyEnv ? env[model.apiKeyEnv] : undefined;
+    if (model.apiKeyEnv && !apiKey) throw new UsageError(`config: ${path}.apiKeyEnv: environment variable ${model.apiKeyEnv} is not set`);
+    const { name, upstreams, upstreamModel, contextWindow, maxConcurrency } = model;
+    return { kind: "remote", name, upstreams, apiKey, upstreamModel, contextWindow, maxConcurrency, aliases: model.aliases ?? [] };
+  }
+  return { kind: "local", name: model.name, source: model.source, aliases: model.aliases ?? [] };
+}
+
+/**
+ * Parses `--model` values: `<ref>`, `<name>=<ref>`, or `<name>=openai+http(s)://host:port/v1` for a remote replica;
+ * the same name given several times with remote URLs declares several replicas of one model.
+ */
+export function parseModelFlags(values: string[]): ModelDeclaration[] {
+  const declarations: ModelDeclaration[] = [];
+  for (const value of values) {
+    const match = /^([^=]+)=(.+)$/.exec(value);
+    const name = match?.[1];
+    const ref = match ? match[2] : value;
+    if (ref.startsWith("openai+")) {
+      const url = ref.slice("openai+".length);
+      if (!name) throw new UsageError(`--model ${value}: a remote model needs a name`, "write --model name=openai+http://host:port/v1");
+      if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--model ${value}: ${url} is not an http(s) URL`);
+      const existing = declarations.find((d) => d.kind === "remote" && d.name === name);
+      if (existing?.kind === "remote") existing.upstreams.push(url);
+      else declarations.push({ kind: "remote", name, upstreams: [url], aliases: [] });
+      continue;
+    }
+    declarations.push({ kind: "local", name, source: ref, aliases: [] });
+  }
+  return declarations;
+}
