@@ -1,0 +1,51 @@
+/**
+ * `resolveModel(ref)`: the path of a model file for a reference, pulling it first when it is the default model
+ * (or another built-in name) or a remote reference not yet in the store. Local `.gguf` paths are used in place.
+ */
+import { stat } from "node:fs/promises";
+import { EngineError } from "../engine/errors.js";
+import { pullModel, type PullOptions } from "./pull.js";
+import type { PullProgress } from "./pull-progress.js";
+import { DEFAULT_MODEL, MODEL_ALIASES, parseModelRef, type PullableRef } from "./refs.js";
+import { findModel, type ModelRecord } from "./store.js";
+
+/** Options of resolveModel; `onProgress` sees the events of a pull, when one happens. */
+export interface ResolveOptions extends PullOptions {
+  onProgress?: (progress: PullProgress) => void;
+}
+
+/** Pulls in flight in this process, by store path, so concurrent callers share one download. */
+const pulling = new Map<string, Promise<string>>();
+
+/** Returns the path of the model file `ref` names (the default model when omitted), pulling it if needed. */
+export async function resolveModel(ref: string = DEFAULT_MODEL, options: ResolveOptions = {}): Promise<string> {
+  const parsed = parseModelRef(ref, { name: options.name });
+  if (parsed.kind === "file") {
+    if (!(await stat(parsed.path).catch(() => undefined))?.isFile()) throw new EngineError("not_found", `no such model file: ${parsed.path}`, { param: "model" });
+    return parsed.path;
+  }
+  const existing = await findModel(parsed.name, options);
+  if (existing && (parsed.kind === "store" || isPulledFrom(existing, ref, parsed))) return existing.file;
+  if (parsed.kind === "store") {
+    throw new EngineError("not_found", `model "${parsed.name}" is not in the store (pull it with: kiln models pull <reference>)`, { param: "model" });
+  }
+  if (existing) {
+    throw new EngineError("invalid_request", `the store already has a different model named "${parsed.name}" (from ${existing.source})`, { param: "model" });
+  }
+  const key = `${options.home ?? ""}\0${parsed.name}`;
+  const inFlight = pulling.get(key) ?? pullToPath(ref, options).finally(() => pulling.delete(key));
+  pulling.set(key, inFlight);
+  return inFlight;
+}
+
+/** Whether a stored model came from this reference (a hand-placed file counts for a built-in name). */
+export function isPulledFrom(record: ModelRecord, input: string, ref: PullableRef): boolean {
+  return record.source === ref.source || (record.source === "unknown" && MODEL_ALIASES[input.trim()] !== undefined);
+}
+
+async function pullToPath(ref: string, options: ResolveOptions): Promise<string> {
+  const pull = pullModel(ref, options);
+  let step = await pull.next();
+  for (; !step.done; step = await pull.next()) options.onProgress?.(step.value);
+  return step.value.file;
+}
