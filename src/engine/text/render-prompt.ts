@@ -1,0 +1,77 @@
+/**
+ * Renders a ChatRequest into the prompt text with the model's own Jinja chat template (the GGUF's
+ * `tokenizer.chat_template`), so every backend tokenizes the same text and prefix caching can match across turns.
+ */
+import { Template } from "@huggingface/jinja";
+import { EngineError } from "../errors.js";
+import type { ChatRequest } from "../messages.js";
+import { toTemplateMessages } from "./template-messages.js";
+import { describeTools, toFunctionSpec } from "./tool-prompt.js";
+
+/** The model's chat template and the special tokens it may reference. */
+export interface PromptTemplate {
+  /** Jinja source of `tokenizer.chat_template`; absent → ChatML. */
+  source?: string;
+  /** Text of the model's BOS token, exposed to the template as `bos_token`. */
+  bosToken?: string;
+  /** Text of the model's EOS token, exposed to the template as `eos_token`. */
+  eosToken?: string;
+}
+
+/** The fallback when a model ships no template (or one the Jinja engine cannot parse). */
+export const CHATML_TEMPLATE =
+  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}" +
+  "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+const compiled = new Map<string, Template>();
+
+/**
+ * The whole conversation as prompt text, ending with the generation prompt. A final assistant message is a
+ * prefill: the prompt ends with its text, so generation continues it. Deterministic: a conversation that grows
+ * by whole messages renders to a string that extends the previous rendering.
+ */
+export function renderChatPrompt(request: ChatRequest, template: PromptTemplate): string {
+  const { source, compiledTemplate } = compileTemplate(template.source);
+  const tools = request.toolChoice?.type === "none" ? [] : (request.tools ?? []);
+  const templateHandlesTools = source.includes("tools");
+  const messages = toTemplateMessages(request, {
+    toolsText: tools.length > 0 && !templateHandlesTools ? describeTools(tools, request.toolChoice) : undefined,
+    toolRole: /["']tool["']/.test(source),
+  });
+  const prefill = request.messages.at(-1)?.role === "assistant" ? messages.pop() : undefined;
+  const context: Record<string, unknown> = {
+    messages,
+    add_generation_prompt: true,
+    bos_token: template.bosToken ?? "",
+    eos_token: template.eosToken ?? "",
+  };
+  if (tools.length > 0 && templateHandlesTools) context.tools = tools.map(toFunctionSpec);
+  return renderTemplate(compiledTemplate, context) + (prefill?.content ?? "");
+}
+
+/** Compiles (once per source) the template, falling back to ChatML when there is none or it does not parse. */
+function compileTemplate(source: string | undefined): { source: string; compiledTemplate: Template } {
+  const candidates = source ? [source, CHATML_TEMPLATE] : [CHATML_TEMPLATE];
+  for (const candidate of candidates) {
+    const cached = compiled.get(candidate);
+    if (cached) return { source: candidate, compiledTemplate: cached };
+    try {
+      const compiledTemplate = new Template(candidate);
+      compiled.set(candidate, compiledTemplate);
+      return { source: candidate, compiledTemplate };
+    } catch {
+      // An unparsable model template must not make the model unusable: ChatML is the next candidate.
+    }
+  }
+  throw new EngineError("internal", "The built-in chat template does not compile");
+}
+
+/** Runs the template; a template that rejects the conversation (raise_exception) is the request's fault. */
+function renderTemplate(template: Template, context: Record<string, unknown>): string {
+  try {
+    return template.render(context);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new EngineError("invalid_request", `The model's chat template rejected the conversation: ${reason}`, { param: "messages" });
+  }
+}
