@@ -1,8 +1,40 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { addMaxTokensOption, addModelOptions, addSamplingOptions, collectValues, formatFlagErrors, toSamplingOptions, type ModelFlags, type SamplingFlags } from "../options.js";
 
-/** Registers `kiln chat`. (Placeholder until the command lands.) */
+/** Flags of `kiln chat`, as commander parses them. */
+export interface ChatFlags extends ModelFlags, SamplingFlags {
+  system?: string;
+  maxTokens?: number;
+  stop?: string[];
+  load?: string;
+  url?: string;
+  apiKey?: string;
+  api: "anthropic" | "openai";
+}
+
+/** Tokens per reply when `--max-tokens` is not given. */
+const DEFAULT_MAX_TOKENS = 1024;
+
+/** Registers `kiln chat`: the terminal chat, on a local model or on a server (`--url`). */
 export function registerChat(program: Command): void {
-  program.command("chat").description("not available yet").action(() => {
-    throw new Error("kiln chat is not available yet");
-  });
+  const command = program
+    .command("chat")
+    .description("chat with a model in the terminal (a local model, or a running server with --url)")
+    .option("--system <text>", "system prompt");
+  addModelOptions(command);
+  addMaxTokensOption(command, DEFAULT_MAX_TOKENS);
+  addSamplingOptions(command);
+  command
+    .option("--stop <text>", "stop sequence (repeatable)", collectValues)
+    .option("--load <file>", "continue a conversation saved with /save")
+    .option("--url <base>", "chat with a running kiln serve or any compatible server at this address")
+    .option("--api-key <key>", "API key for --url (default: $KILN_API_KEY)")
+    .addOption(new Option("--api <protocol>", "protocol to speak with --url").choices(["anthropic", "openai"]).default("anthropic"))
+    .addHelpText("after", "\nExamples:\n  kiln chat\n  kiln chat --model ./my-model.gguf --system \"Answer briefly\"\n  kiln chat --url http://127.0.0.1:8080 --api openai\n")
+    .action(async (flags: ChatFlags) => {
+      // Ink, React and the engine load only here, so other commands stay fast.
+      const { startChat } = await import("../start-chat.js");
+      process.exitCode = await startChat(flags, { sampling: toSamplingOptions(flags), maxTokens: flags.maxTokens ?? DEFAULT_MAX_TOKENS });
+    });
+  formatFlagErrors(command);
 }

@@ -1,8 +1,35 @@
 import type { Command } from "commander";
+import { addMaxTokensOption, addModelOptions, addSamplingOptions, collectValues, formatFlagErrors, toSamplingOptions, type ModelFlags, type SamplingFlags } from "../options.js";
 
-/** Registers `kiln run`. (Placeholder until the command lands.) */
+/** Flags of `kiln run`, as commander parses them. */
+export interface RunFlags extends ModelFlags, SamplingFlags {
+  system?: string;
+  maxTokens?: number;
+  stop?: string[];
+  json?: boolean;
+}
+
+/** Generated tokens when `--max-tokens` is not given. */
+const DEFAULT_MAX_TOKENS = 512;
+
+/** Registers `kiln run`: one prompt in (arguments and/or piped stdin), the streamed reply out. */
 export function registerRun(program: Command): void {
-  program.command("run").description("not available yet").action(() => {
-    throw new Error("kiln run is not available yet");
-  });
+  const command = program
+    .command("run")
+    .description("generate a reply to one prompt and stream it to stdout (the prompt may also be piped on stdin)")
+    .argument("[prompt...]", "the prompt; piped stdin is appended after a blank line")
+    .option("--system <text>", "system prompt");
+  addModelOptions(command);
+  addMaxTokensOption(command, DEFAULT_MAX_TOKENS);
+  addSamplingOptions(command);
+  command
+    .option("--stop <text>", "stop sequence (repeatable)", collectValues)
+    .option("--json", "print the engine's events as NDJSON, one per line, ending with finish and usage")
+    .addHelpText("after", '\nExamples:\n  kiln run "Write a haiku about kilns"\n  cat notes.txt | kiln run "Summarise:"\n')
+    .action(async (words: string[], flags: RunFlags) => {
+      // Heavy modules (engine, native addon) load only here, so `kiln --help` stays fast.
+      const { runPrompt } = await import("../run-prompt.js");
+      process.exitCode = await runPrompt(words, flags, { sampling: toSamplingOptions(flags), maxTokens: flags.maxTokens ?? DEFAULT_MAX_TOKENS });
+    });
+  formatFlagErrors(command);
 }

@@ -1,0 +1,39 @@
+/**
+ * Opens the engine on one local model for `kiln run` and `kiln chat`: resolves the reference through the model
+ * store (pulling the default model first when it is missing, with progress on stderr), then loads it.
+ */
+import type { Engine, ModelInfo } from "../engine/index.js";
+import { EngineError } from "../engine/errors.js";
+import { UsageError } from "./report-error.js";
+import type { ModelFlags } from "./options.js";
+
+/** An engine serving exactly one model, and that model's facts. */
+export interface LocalEngine {
+  engine: Engine;
+  model: ModelInfo;
+}
+
+/**
+ * Resolves and loads `flags.model` (the default model when absent) with `parallel` sequences (default 1).
+ * `quiet` hides pull progress (while a full-screen UI owns the terminal).
+ */
+export async function openLocalEngine(flags: ModelFlags & { parallel?: number }, options: { quiet?: boolean } = {}): Promise<LocalEngine> {
+  const { resolveModel, parseModelRef, createProgressRenderer, DEFAULT_MODEL } = await import("../models/index.js");
+  const ref = flags.model ?? DEFAULT_MODEL;
+  const renderer = options.quiet ? undefined : createProgressRenderer(process.stderr);
+  let path: string;
+  try {
+    path = await resolveModel(ref, { onProgress: (progress) => renderer?.update(progress) });
+  } catch (error) {
+    if (error instanceof EngineError && error.code === "not_found") {
+      throw new UsageError(error.message, "`kiln models list` shows the models in the store; a path must point to a .gguf file");
+    }
+    throw error;
+  } finally {
+    renderer?.finish();
+  }
+  const { createEngine } = await import("../engine/index.js");
+  const id = parseModelRef(ref).name;
+  const engine = await createEngine({ models: [{ id, path }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize, threads: flags.threads });
+  return { engine, model: engine.listModels()[0]! };
+}

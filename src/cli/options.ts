@@ -1,0 +1,82 @@
+/**
+ * Flag parsing shared by the commands that load a model or sample from one (`run`, `chat`, `serve`): the value
+ * parsers check ranges at parse time, so a bad flag fails with exit code 1 before anything heavy loads.
+ */
+import { InvalidArgumentError, type Command } from "commander";
+import type { SamplingOptions } from "../engine/messages.js";
+import { DEFAULT_MODEL } from "../models/refs.js";
+
+/** Parsed sampling flags (`--temperature`, `--top-p`, `--top-k`, `--seed`). */
+export interface SamplingFlags {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  seed?: number;
+}
+
+/** Parsed model flags (`--model`, `--threads`, `--ctx-size`). */
+export interface ModelFlags {
+  model?: string;
+  threads?: number;
+  ctxSize?: number;
+}
+
+/** A commander value parser for a number in [min, max]; integers only when `integer` is set. */
+export function parseNumberIn(min: number, max: number, integer = false): (value: string) => number {
+  return (value) => {
+    const number = value.trim() === "" ? Number.NaN : Number(value);
+    const valid = Number.isFinite(number) && number >= min && number <= max && (!integer || Number.isInteger(number));
+    if (!valid) throw new InvalidArgumentError(`expected ${integer ? "an integer" : "a number"} from ${min} to ${max}`);
+    return number;
+  };
+}
+
+/** A commander value parser for a repeatable flag: collects every value in order. */
+export function collectValues(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** Adds `--temperature`, `--top-p`, `--top-k` and `--seed`. */
+export function addSamplingOptions(command: Command): Command {
+  return command
+    .option("--temperature <x>", "sampling temperature, 0 = greedy (0 to 2)", parseNumberIn(0, 2))
+    .option("--top-p <p>", "nucleus sampling: keep tokens within this probability mass (0 to 1)", parseNumberIn(0, 1))
+    .option("--top-k <k>", "keep only the k most likely tokens (0 = off)", parseNumberIn(0, 1_000_000, true))
+    .option("--seed <n>", "random seed, for repeatable sampling", parseNumberIn(0, 2 ** 32 - 1, true));
+}
+
+/** Adds `--model`, `--threads` and `--ctx-size`. */
+export function addModelOptions(command: Command): Command {
+  return command
+    .option("-m, --model <ref>", `model name, .gguf path or reference (default: ${DEFAULT_MODEL})`)
+    .option("--threads <n>", "CPU threads for generation (default: all cores)", parseNumberIn(1, 1024, true))
+    .option("--ctx-size <n>", "context size in tokens (default: the model's, capped)", parseNumberIn(256, 1_048_576, true));
+}
+
+/** Adds `--max-tokens` (a cap on generated tokens). */
+export function addMaxTokensOption(command: Command, fallback: number): Command {
+  return command.option("--max-tokens <n>", `maximum tokens to generate (default: ${fallback})`, parseNumberIn(1, 1_048_576, true));
+}
+
+/** Sampling options for a ChatRequest, leaving out what was not given. */
+export function toSamplingOptions(flags: SamplingFlags): SamplingOptions {
+  const sampling: SamplingOptions = {};
+  if (flags.temperature !== undefined) sampling.temperature = flags.temperature;
+  if (flags.topP !== undefined) sampling.topP = flags.topP;
+  if (flags.topK !== undefined) sampling.topK = flags.topK;
+  if (flags.seed !== undefined) sampling.seed = flags.seed;
+  return sampling;
+}
+
+/**
+ * Makes commander's own errors (unknown flag, bad value, missing argument) look like every other kiln error:
+ * `kiln: <message>` and a hint pointing at the command's help.
+ */
+export function formatFlagErrors(command: Command): Command {
+  return command.showHelpAfterError(false).configureOutput({
+    outputError: (text, write) => {
+      const message = text.trim().replace(/^error:\s*/, "");
+      write(`kiln: ${message}\nhint: run \`kiln ${command.name()} --help\` for usage\n`);
+    },
+  });
+}

@@ -1,0 +1,122 @@
+/**
+ * `kiln chat --url`: the remote source turns a server's SSE back into GenerationEvents. Checked two ways: the
+ * server encoders' golden streams must fold to the same result as the events they were encoded from, and a
+ * real `kiln serve` on 127.0.0.1 with the real model must stream well-formed replies over both protocols.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collectResult, type ChatResult } from "../../src/engine/collect.js";
+import { checkEventSequence } from "../../src/engine/event-invariants.js";
+import type { GenerationEvent } from "../../src/engine/events.js";
+import { readSse } from "../../src/chat/read-sse.js";
+import { createAnthropicStreamReader } from "../../src/chat/from-anthropic-stream.js";
+import { createOpenAiStreamReader } from "../../src/chat/from-openai-stream.js";
+import { createRemoteSource, type RemoteApi } from "../../src/chat/remote-source.js";
+import { toOpenAIFinishReason } from "../../src/server/openai/finish-reason.js";
+import { listCases, readEvents } from "../helpers/golden.js";
+import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
+import { readFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+
+const FIXTURES = join(import.meta.dirname, "..", "fixtures");
+
+/** Feeds an SSE text through readSse in small pieces, as a network would deliver it. */
+async function* eventsOfSse(text: string, api: RemoteApi): AsyncGenerator<GenerationEvent> {
+  const bytes = new TextEncoder().encode(text);
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let i = 0; i < bytes.length; i += 37) controller.enqueue(bytes.slice(i, i + 37));
+      controller.close();
+    },
+  });
+  if (api === "anthropic") {
+    const read = createAnthropicStreamReader();
+    for await (const sse of readSse(body)) yield* read(JSON.parse(sse.data));
+    return;
+  }
+  const reader = createOpenAiStreamReader();
+  for await (const sse of readSse(body)) {
+    if (sse.data === "[DONE]") break;
+    const events = reader.read(JSON.parse(sse.data));
+    yield* events;
+    if (events.at(-1)?.type === "error") return;
+  }
+  yield* reader.end();
+}
+
+/** What the chat shows of a result: blocks, reason and usage (ids of the wire and model names aside). */
+async function outcome(events: AsyncIterable<GenerationEvent> | GenerationEvent[]): Promise<unknown> {
+  const iterable = Array.isArray(events) ? (async function* () { yield* events; })() : events;
+  try {
+    const result: ChatResult = await collectResult(iterable);
+    const blocks = result.blocks.map((block) => (block.type === "tool-call" ? { type: block.type, name: block.name, input: block.input } : { type: block.type, text: block.text }));
+    return { blocks, reason: result.finishReason, stopSequence: result.stopSequence, usage: result.usage };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+describe("the servers' golden streams read back to their events", () => {
+  const cases = (surface: string, prefix: string) =>
+    listCases(surface, prefix).filter((name) => existsSync(join(FIXTURES, surface, name, "stream.sse")));
+
+  it.each(cases("anthropic", ""))("anthropic %s", async (name) => {
+    const sse = readFileSync(join(FIXTURES, "anthropic", name, "stream.sse"), "utf8");
+    const read: GenerationEvent[] = [];
+    for await (const event of eventsOfSse(sse, "anthropic")) read.push(event);
+    expect(checkEventSequence(read)).toEqual([]);
+    expect(await outcome(read)).toEqual(await outcome(readEvents("anthropic", name)));
+  });
+
+  it.each(cases("openai", "chat-"))("openai %s", async (name) => {
+    const sse = readFileSync(join(FIXTURES, "openai", name, "stream.sse"), "utf8");
+    const read: GenerationEvent[] = [];
+    for await (const event of eventsOfSse(sse, "openai")) read.push(event);
+    expect(checkEventSequence(read)).toEqual([]);
+    const expected = (await outcome(readEvents("openai", name))) as Record<string, any>;
+    const actual = (await outcome(read)) as Record<string, any>;
+    if (!expected.error) {
+      // OpenAI's finish_reason is coarser (a turn with tool calls always says tool_calls), and usage only
+      // travels when the request asked for it (the chat always does).
+      const hasToolCalls = expected.blocks.some((block: { type: string }) => block.type === "tool-call");
+      expected.reason = { stop: "stop", length: "length", tool_calls: "tool-calls" }[toOpenAIFinishReason(expected.reason, hasToolCalls)];
+      delete expected.stopSequence;
+      if (!/"usage":\{/.test(sse)) delete expected.usage, delete actual.usage;
+    }
+    expect(actual).toEqual(expected);
+  });
+});
+
+describe("a real kiln server", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ parallel: 1, ctxSize: 2048 });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const request = { model: TEST_MODEL, messages: [{ role: "user" as const, parts: [{ type: "text" as const, text: "Name a colour." }] }], maxTokens: 5, sampling: { temperature: 0 } };
+
+  it.each(["anthropic", "openai"] as const)("streams a well-formed reply over %s with real usage", async (api) => {
+    const source = await createRemoteSource({ url: `${server.url}/v1/`, api });
+    expect(source.model.id).toBe(TEST_MODEL);
+    const events: GenerationEvent[] = [];
+    for await (const event of source.generate(request, new AbortController().signal)) events.push(event);
+    expect(checkEventSequence(events)).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "finish", reason: "length", usage: { outputTokens: 5 } });
+    const finish = events.at(-1) as Extract<GenerationEvent, { type: "finish" }>;
+    expect(finish.usage.inputTokens).toBe(await server.engine.countTokens(request));
+  });
+
+  it("an unknown model is refused with the server's message", async () => {
+    const source = await createRemoteSource({ url: server.url, api: "anthropic", model: "no-such-model" });
+    const consume = async () => {
+      for await (const _ of source.generate({ ...request, model: "no-such-model" }, new AbortController().signal)) void _;
+    };
+    await expect(consume()).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("a server that is not there fails with a clear error", async () => {
+    await expect(createRemoteSource({ url: "http://127.0.0.1:9", api: "openai" })).rejects.toMatchObject({ code: "backend_failure", message: expect.stringContaining("cannot reach") });
+  });
+});
