@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import type { ResponseRecord } from "../server/context.js";
+import { createRequestLogger, type RequestLoggerOptions } from "./request-logger.js";
+
+const NOW = Date.parse("2026-11-22T03:04:05Z");
+const RECORD: ResponseRecord = { requestId: "req_1", method: "POST", route: "/v1/messages", status: 200, keyId: "key_abc", model: "m", durationMs: 812.4, stream: true };
+const NOTE = { model: "m-resolved", usage: { inputTokens: 30, cachedInputTokens: 8, outputTokens: 5 }, timeToFirstTokenMs: 120, prompt: { messages: ["secret prompt"] }, output: "secret output" };
+
+function capture(options: RequestLoggerOptions = {}) {
+  const lines: string[] = [];
+  const log = createRequestLogger({ pretty: false, clock: () => NOW, write: (line) => lines.push(line), ...options });
+  return { lines, log };
+}
+
+describe("createRequestLogger", () => {
+  it("writes one JSON line per request with ids, status, tokens and timings, and no bodies by default", () => {
+    const { lines, log } = capture();
+    log(RECORD, NOTE);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toEqual({
+      time: "2026-11-22T03:04:05.000Z", level: "info", msg: "request", requestId: "req_1", method: "POST", route: "/v1/messages",
+      status: 200, keyId: "key_abc", model: "m-resolved", stream: true, durationMs: 812, timeToFirstTokenMs: 120,
+      inputTokens: 30, cachedInputTokens: 8, outputTokens: 5,
+    });
+    expect(lines[0]).not.toContain("secret");
+  });
+
+  it("adds prompt and output only with logBodies", () => {
+    const { lines, log } = capture({ logBodies: true });
+    log(RECORD, NOTE);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ prompt: { messages: ["secret prompt"] }, output: "secret output" });
+  });
+
+  it("logs 4xx as warn and 5xx as error, and drops what is below the level", () => {
+    const { lines, log } = capture({ level: "warn" });
+    log(RECORD);
+    log({ ...RECORD, status: 429 });
+    log({ ...RECORD, status: 500 });
+    expect(lines.map((line) => JSON.parse(line).level)).toEqual(["warn", "error"]);
+    const silent = capture({ level: "silent" });
+    silent.log({ ...RECORD, status: 500 });
+    expect(silent.lines).toEqual([]);
+  });
+
+  it("writes a readable line on a terminal", () => {
+    const { lines, log } = capture({ pretty: true });
+    log(RECORD, NOTE);
+    expect(lines[0]).toBe("03:04:05 INFO  POST /v1/messages 200 m-resolved 812ms ttft 120ms in 30 (cached 8) out 5 key key_abc req_1");
+  });
+});

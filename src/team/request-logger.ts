@@ -1,0 +1,71 @@
+/**
+ * The request log: one JSON line per finished request (request id, key id — never the key — model, status,
+ * tokens, timings), or one readable line when writing to a terminal. Prompts and outputs only with --log-bodies.
+ */
+import type { ResponseRecord } from "../server/context.js";
+import type { RequestNote } from "./request-notes.js";
+
+export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Options of {@link createRequestLogger}. */
+export interface RequestLoggerOptions {
+  level?: LogLevel;
+  logBodies?: boolean;
+  /** Where lines go (default: stderr). */
+  write?(line: string): void;
+  /** Readable lines instead of JSON (default: when stderr is a terminal). */
+  pretty?: boolean;
+  clock?(): number;
+}
+
+/** Logs one finished request, merged with what the engine wrapper noted about it. */
+export type RequestLogger = (record: ResponseRecord, note?: RequestNote) => void;
+
+/** A logger writing each finished request as one line. */
+export function createRequestLogger(options: RequestLoggerOptions = {}): RequestLogger {
+  const threshold = LOG_LEVELS.indexOf(options.level ?? "info");
+  const write = options.write ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const pretty = options.pretty ?? Boolean(process.stderr.isTTY);
+  const clock = options.clock ?? Date.now;
+  return (record, note) => {
+    const level = levelOf(record.status);
+    if (LOG_LEVELS.indexOf(level) < threshold) return;
+    const entry = toLogEntry(record, note, options.logBodies ?? false);
+    write(pretty ? formatPretty(clock(), level, entry) : JSON.stringify({ time: new Date(clock()).toISOString(), level, msg: "request", ...entry }));
+  };
+}
+
+function levelOf(status: number): LogLevel {
+  return status >= 500 ? "error" : status >= 400 ? "warn" : "info";
+}
+
+/** The logged fields; the wrapper's figures fill what the HTTP core did not know. */
+function toLogEntry(record: ResponseRecord, note: RequestNote | undefined, logBodies: boolean): Record<string, unknown> {
+  const entry: Record<string, unknown> = {
+    requestId: record.requestId,
+    method: record.method,
+    route: record.route,
+    status: record.status,
+    keyId: record.keyId,
+    model: note?.model ?? record.model,
+    stream: record.stream,
+    durationMs: Math.round(record.durationMs),
+    timeToFirstTokenMs: record.timeToFirstTokenMs ?? note?.timeToFirstTokenMs,
+    inputTokens: record.inputTokens ?? note?.usage?.inputTokens,
+    cachedInputTokens: record.cachedInputTokens ?? note?.usage?.cachedInputTokens,
+    outputTokens: record.outputTokens ?? note?.usage?.outputTokens,
+  };
+  if (logBodies && note) Object.assign(entry, { prompt: note.prompt, output: note.output });
+  return Object.fromEntries(Object.entries(entry).filter(([, value]) => value !== undefined));
+}
+
+function formatPretty(now: number, level: LogLevel, entry: Record<string, unknown>): string {
+  const time = new Date(now).toISOString().slice(11, 19);
+  const parts = [time, level.toUpperCase().padEnd(5), entry.method, entry.route, entry.status, entry.model ?? "-", `${entry.durationMs}ms`];
+  if (entry.timeToFirstTokenMs !== undefined) parts.push(`ttft ${entry.timeToFirstTokenMs}ms`);
+  if (entry.inputTokens !== undefined) parts.push(`in ${entry.inputTokens} (cached ${entry.cachedInputTokens ?? 0}) out ${entry.outputTokens ?? 0}`);
+  parts.push(`key ${entry.keyId}`, String(entry.requestId));
+  const bodies = entry.prompt === undefined ? "" : `\n  prompt: ${JSON.stringify(entry.prompt)}\n  output: ${JSON.stringify(entry.output ?? "")}`;
+  return parts.join(" ") + bodies;
+}
