@@ -8,6 +8,8 @@ import { registerRun } from "./commands/run.js";
 import { registerChat } from "./commands/chat.js";
 import { registerServe } from "./commands/serve.js";
 import { registerModels } from "./commands/models.js";
+import { registerKeys } from "./commands/keys.js";
+import { registerUsage } from "./commands/usage.js";
 
 const program = new Command("kiln")
   .description("Run language models locally and serve them as Anthropic Messages and OpenAI-compatible APIs")
@@ -20,6 +22,8 @@ registerRun(program);
 registerChat(program);
 registerServe(program);
 registerModels(program);
+registerKeys(program);
+registerUsage(program);
 
 try {
   await program.parseAsync(process.argv);
