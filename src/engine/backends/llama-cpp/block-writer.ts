@@ -1,0 +1,83 @@
+/**
+ * Turns parsed output pieces into block events with rising indices, so the event grammar
+ * (see event-invariants.ts) holds by construction: one block open at a time, every start ended.
+ */
+import type { GenerationEvent, TokenLogprob } from "../../events.js";
+import type { ParsedPiece } from "../../text/tool-call-parser.js";
+import type { IdFactory } from "../../../lib/ids.js";
+
+export class BlockWriter {
+  private open?: { kind: "text" | "tool-call"; index: number };
+  private nextIndex = 0;
+  private pendingLogprobs: TokenLogprob[] = [];
+  /** Tool calls whose arguments were complete. */
+  completedCalls = 0;
+  /** Whether any block event was written (an abort after this reports "aborted" rather than nothing). */
+  wroteAny = false;
+
+  constructor(private readonly ids: IdFactory) {}
+
+  /** Logprobs of tokens whose text is still held back; attached to the next text delta. */
+  addLogprobs(logprobs: TokenLogprob[]): void {
+    this.pendingLogprobs.push(...logprobs);
+  }
+
+  write(pieces: ParsedPiece[]): GenerationEvent[] {
+    return pieces.flatMap((piece) => this.writePiece(piece));
+  }
+
+  /** Ends the open block, if any. */
+  close(): GenerationEvent[] {
+    if (!this.open) return [];
+    const { kind, index } = this.open;
+    this.open = undefined;
+    return kind === "text" ? [{ type: "text-end", index }] : [];
+  }
+
+  private writePiece(piece: ParsedPiece): GenerationEvent[] {
+    switch (piece.kind) {
+      case "text": return this.writeText(piece.text);
+      case "call-start": {
+        const events = this.close();
+        const index = this.begin("tool-call");
+        events.push({ type: "tool-call-start", index, id: this.ids("call_"), name: piece.name });
+        return events;
+      }
+      case "call-delta": return this.open?.kind === "tool-call" && piece.json ? [{ type: "tool-call-delta", index: this.open.index, json: piece.json }] : [];
+      case "call-end": {
+        if (this.open?.kind !== "tool-call") return [];
+        const index = this.open.index;
+        this.open = undefined;
+        this.completedCalls++;
+        return [{ type: "tool-call-end", index, input: piece.input }];
+      }
+    }
+  }
+
+  private writeText(text: string): GenerationEvent[] {
+    if (!text) return [];
+    const events: GenerationEvent[] = [];
+    if (this.open?.kind !== "text") {
+      events.push(...this.close());
+      events.push({ type: "text-start", index: this.begin("text") });
+    }
+    const index = this.nextIndex - 1;
+    const logprobs = this.takeLogprobs();
+    events.push(logprobs ? { type: "text-delta", index, text, logprobs } : { type: "text-delta", index, text });
+    return events;
+  }
+
+  private begin(kind: "text" | "tool-call"): number {
+    const index = this.nextIndex++;
+    this.open = { kind, index };
+    this.wroteAny = true;
+    return index;
+  }
+
+  private takeLogprobs(): TokenLogprob[] | undefined {
+    if (this.pendingLogprobs.length === 0) return undefined;
+    const taken = this.pendingLogprobs;
+    this.pendingLogprobs = [];
+    return taken;
+  }
+}

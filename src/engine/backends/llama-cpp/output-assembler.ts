@@ -1,0 +1,57 @@
+/**
+ * The text path from decoded tokens to events: stop sequences are cut first (the matched one is reported and never
+ * emitted), then tool calls are parsed out when tools are offered, then pieces become numbered blocks.
+ */
+import type { GenerationEvent, TokenLogprob } from "../../events.js";
+import type { IdFactory } from "../../../lib/ids.js";
+import { StopMatcher } from "../../text/stop-matcher.js";
+import { ToolCallParser, type ParsedPiece } from "../../text/tool-call-parser.js";
+import { BlockWriter } from "./block-writer.js";
+
+/** Which tools the parser should recognise; `parallel: false` ends generation after the first complete call. */
+export interface ToolParsing { names: string[]; parallel: boolean }
+
+/** What one push produced, and whether generation must end now. */
+export interface AssemblerStep { events: GenerationEvent[]; done: boolean }
+
+export class OutputAssembler {
+  private readonly stops: StopMatcher;
+  private readonly parser?: ToolCallParser;
+  private readonly writer: BlockWriter;
+  private readonly parallelCalls: boolean;
+  /** The stop sequence that ended generation, once one matched. */
+  stopSequence?: string;
+
+  constructor(options: { stop: string[]; tools?: ToolParsing; ids: IdFactory }) {
+    this.stops = new StopMatcher(options.stop);
+    this.parser = options.tools && new ToolCallParser({ toolNames: options.tools.names, parallel: options.tools.parallel });
+    this.parallelCalls = options.tools?.parallel ?? true;
+    this.writer = new BlockWriter(options.ids);
+  }
+
+  get completedCalls(): number { return this.writer.completedCalls; }
+  get wroteAny(): boolean { return this.writer.wroteAny; }
+
+  /** Feeds decoded text (and the logprobs of the tokens it came from). */
+  push(text: string, logprobs?: TokenLogprob[]): AssemblerStep {
+    if (logprobs) this.writer.addLogprobs(logprobs);
+    const match = this.stops.push(text);
+    const events = this.writer.write(this.parse(match.text));
+    if (match.stop !== undefined) this.stopSequence = match.stop;
+    const doneCalling = !this.parallelCalls && this.writer.completedCalls > 0;
+    return { events, done: match.stop !== undefined || doneCalling };
+  }
+
+  /** Generation ended: releases held text, finishes parsing and closes the open block. */
+  finish(): GenerationEvent[] {
+    const rest = this.stopSequence === undefined ? this.stops.flush() : "";
+    const pieces = [...this.parse(rest), ...(this.parser?.end() ?? [])];
+    const stopAfterFirstCall = !this.parallelCalls && this.writer.completedCalls > 0;
+    return [...(stopAfterFirstCall ? [] : this.writer.write(pieces)), ...this.writer.close()];
+  }
+
+  private parse(text: string): ParsedPiece[] {
+    if (!text) return [];
+    return this.parser ? this.parser.push(text) : [{ kind: "text", text }];
+  }
+}

@@ -1,0 +1,45 @@
+/** Maps the internal SamplingOptions onto node-llama-cpp's evaluation options, with llama.cpp's usual defaults. */
+import type { LlamaGrammarEvaluationState, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import type { SamplingOptions } from "../../messages.js";
+
+/** llama.cpp's defaults (as llama-server uses them) for the fields a request leaves out. */
+const DEFAULTS = { temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05 };
+/** llama.cpp's default penalty window (penalty_last_n). */
+const PENALTY_WINDOW = 64;
+
+/**
+ * Evaluation options for one generation. `history` returns the prompt and output so far; penalties apply to its
+ * last 64 tokens. Temperature 0 is greedy (the other samplers are then irrelevant).
+ */
+export function toEvaluateOptions(
+  sampling: SamplingOptions = {},
+  history: () => Token[],
+  grammarEvaluationState?: LlamaGrammarEvaluationState,
+): SequenceEvaluateOptions {
+  const temperature = sampling.temperature ?? DEFAULTS.temperature;
+  const options: SequenceEvaluateOptions = temperature <= 0
+    ? { temperature: 0 }
+    : {
+        temperature,
+        topK: sampling.topK ?? DEFAULTS.topK,
+        topP: sampling.topP ?? DEFAULTS.topP,
+        minP: sampling.minP ?? DEFAULTS.minP,
+        seed: sampling.seed,
+      };
+  if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
+  if (hasPenalty(sampling)) {
+    options.repeatPenalty = {
+      punishTokens: () => history().slice(-PENALTY_WINDOW),
+      penalty: sampling.repeatPenalty,
+      presencePenalty: sampling.presencePenalty,
+      frequencyPenalty: sampling.frequencyPenalty,
+    };
+  }
+  return options;
+}
+
+function hasPenalty(sampling: SamplingOptions): boolean {
+  return (sampling.repeatPenalty !== undefined && sampling.repeatPenalty !== 1)
+    || Boolean(sampling.presencePenalty)
+    || Boolean(sampling.frequencyPenalty);
+}

@@ -1,0 +1,123 @@
+/**
+ * The engine: resolves a model name, admits the request through that model's scheduler, and streams the backend's
+ * events. Errors before `start` reject the first `next()` (the server still owes a real HTTP status then); errors
+ * after it become an `error` event.
+ */
+import { availableParallelism } from "node:os";
+import type { GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
+import type { Engine, EngineStats } from "./engine-types.js";
+import { EngineError, toEngineError } from "./errors.js";
+import type { GenerationEvent } from "./events.js";
+import type { IdFactory } from "../lib/ids.js";
+import { openLlamaCppBackend, type LlamaCppBackend } from "./backends/llama-cpp/llama-cpp-backend.js";
+import type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
+import type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";
+import { Scheduler } from "./scheduler.js";
+
+/** A model to serve: its id, the .gguf path (already resolved by the model store) and other names for it. */
+export interface ModelDeclaration { id: string; path: string; aliases?: string[] }
+
+export interface EngineOptions {
+  models: ModelDeclaration[];
+  /** Sequences decoded together per model (default 4). */
+  parallel?: number;
+  /** Tokens per sequence, prompt + output (default min(train context, 4096)). */
+  ctxSize?: number;
+  /** CPU threads (default: the machine's available parallelism). */
+  threads?: number;
+  /** Requests that may wait per model beyond `parallel` (default 64); more are refused as overloaded. */
+  queue?: number;
+  /** Reuse cached prompt prefixes across requests (default true; false for benchmarks). */
+  prefixCache?: boolean;
+  /** "auto" (default): a GPU when one works, else the CPU; false: CPU only. */
+  gpu?: GpuChoice;
+  /** Tool-call ids (injectable for golden files). */
+  ids?: IdFactory;
+  /** Debug hook: where a prompt diverged from the best cached sequence (for a prefix-cache log). */
+  onPrefixDivergence?(model: string, info: PrefixDivergence): void;
+}
+
+interface Served { model: LoadedModel; scheduler: Scheduler }
+
+export const DEFAULT_PARALLEL = 4;
+export const DEFAULT_QUEUE = 64;
+
+/** Opens llama.cpp and loads every declared model; a model that cannot load fails the whole call. */
+export async function createEngine(options: EngineOptions): Promise<Engine> {
+  const parallel = options.parallel ?? DEFAULT_PARALLEL;
+  const backend = await openLlamaCppBackend({
+    gpu: options.gpu,
+    parallel,
+    ctxSize: options.ctxSize,
+    threads: options.threads ?? availableParallelism(),
+    prefixCache: options.prefixCache,
+    ids: options.ids,
+    onPrefixDivergence: options.onPrefixDivergence,
+  });
+  const served: Served[] = [];
+  try {
+    for (const declaration of options.models) {
+      const model = await backend.load(declaration);
+      served.push({ model, scheduler: new Scheduler({ model: declaration.id, parallel, queue: options.queue ?? DEFAULT_QUEUE }) });
+    }
+  } catch (error) {
+    await Promise.all(served.map(({ model }) => model.dispose()));
+    await backend.dispose();
+    throw error;
+  }
+  return assembleEngine(backend, served);
+}
+
+function assembleEngine(backend: LlamaCppBackend, served: Served[]): Engine {
+  const totals = { promptTokens: 0, cachedPromptTokens: 0 };
+  const find = (name: string) => served.find(({ model }) => model.info.id === name || model.info.aliases.includes(name));
+  const resolve = (name: string): Served => {
+    const entry = find(name);
+    if (!entry) throw new EngineError("not_found", `model: ${name}`, { param: "model" });
+    return entry;
+  };
+  return {
+    generate: (request, options) => admitAndRun(() => resolve(request.model), (m) => m.generate(request, options), options, totals),
+    complete: (request, options) => admitAndRun(() => resolve(request.model), (m) => m.complete(request, options), options, totals),
+    countTokens: async (request) => resolve(request.model).model.countTokens(request),
+    listModels: () => served.map(({ model }) => model.info),
+    findModel: (name): ModelInfo | undefined => find(name)?.model.info,
+    stats: (): EngineStats => ({
+      queueDepth: served.reduce((sum, { scheduler }) => sum + scheduler.queueDepth, 0),
+      activeSequences: served.reduce((sum, { scheduler }) => sum + scheduler.activeCount, 0),
+      ...totals,
+    }),
+    close: async () => {
+      for (const { scheduler } of served) scheduler.close();
+      await Promise.all(served.map(({ model }) => model.dispose()));
+      await backend.dispose();
+    },
+  };
+}
+
+/** Admission, usage totals and the before/after-start error contract around one backend stream. */
+async function* admitAndRun(
+  resolve: () => Served,
+  run: (model: LoadedModel) => AsyncIterable<GenerationEvent>,
+  options: GenerateOptions | undefined,
+  totals: { promptTokens: number; cachedPromptTokens: number },
+): AsyncGenerator<GenerationEvent> {
+  const served = resolve();
+  const permit = await served.scheduler.admit(options?.signal);
+  let started = false;
+  try {
+    for await (const event of run(served.model)) {
+      if (event.type === "start") {
+        started = true;
+        totals.promptTokens += event.inputTokens;
+        totals.cachedPromptTokens += event.cachedInputTokens;
+      }
+      yield event;
+    }
+  } catch (error) {
+    if (!started) throw toEngineError(error);
+    yield { type: "error", error: toEngineError(error) };
+  } finally {
+    permit.release();
+  }
+}

@@ -1,0 +1,11 @@
+/** The engine's public surface: server/, chat/ and cli/ import from here. */
+export { createEngine, DEFAULT_PARALLEL, DEFAULT_QUEUE, type EngineOptions, type ModelDeclaration } from "./engine.js";
+export type { Engine, EngineStats } from "./engine-types.js";
+export type { GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
+export type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";
+export type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
+export { EngineError, toEngineError, contextOverflow, type EngineErrorCode, type EngineErrorDetails } from "./errors.js";
+export type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "./events.js";
+export type * from "./messages.js";
+export { collectResult, type ChatResult, type ResultBlock } from "./collect.js";
+export { checkEventSequence } from "./event-invariants.js";

@@ -1,0 +1,42 @@
+/** Test helpers for engine streams: gather every event and hold the stream to the event grammar. */
+import { expect } from "vitest";
+import { checkEventSequence } from "../../src/engine/event-invariants.js";
+import type { GenerationEvent } from "../../src/engine/events.js";
+import type { ChatRequest } from "../../src/engine/messages.js";
+
+/** Reads a stream to its end and asserts checkEventSequence holds on it. */
+export async function readEvents(stream: AsyncIterable<GenerationEvent>): Promise<GenerationEvent[]> {
+  const events: GenerationEvent[] = [];
+  for await (const event of stream) events.push(event);
+  expect(checkEventSequence(events)).toEqual([]);
+  return events;
+}
+
+/** The concatenated text of every text block. */
+export function textOf(events: GenerationEvent[]): string {
+  return events.map((event) => (event.type === "text-delta" ? event.text : "")).join("");
+}
+
+export function finishOf(events: GenerationEvent[]): Extract<GenerationEvent, { type: "finish" }> {
+  const last = events.at(-1);
+  if (last?.type !== "finish") throw new Error(`expected a finish event, got ${JSON.stringify(last)}`);
+  return last;
+}
+
+export function startOf(events: GenerationEvent[]): Extract<GenerationEvent, { type: "start" }> {
+  const first = events[0];
+  if (first?.type !== "start") throw new Error(`expected a start event, got ${JSON.stringify(first)}`);
+  return first;
+}
+
+/** A one-message user request with greedy sampling. */
+export function userRequest(model: string, text: string, extra: Partial<ChatRequest> = {}): ChatRequest {
+  return { model, messages: [{ role: "user", parts: [{ type: "text", text }] }], maxTokens: 16, sampling: { temperature: 0 }, ...extra };
+}
+
+/** Length of the common prefix of two token lists. */
+export function sharedPrefixLength(a: readonly number[], b: readonly number[]): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
