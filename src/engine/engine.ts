@@ -13,12 +13,15 @@ import { openLlamaCppBackend, type LlamaCppBackend } from "./backends/llama-cpp/
 import type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
 import type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";
 import { Scheduler } from "./scheduler.js";
+import { createRemoteModel, type RemoteModelSpec } from "./backends/remote/remote-model.js";
 
 /** A model to serve: its id, the .gguf path (already resolved by the model store) and other names for it. */
 export interface ModelDeclaration { id: string; path: string; aliases?: string[] }
 
 export interface EngineOptions {
   models: ModelDeclaration[];
+  /** Models served by remote OpenAI-compatible engines (replicas of vLLM, SGLang, llama-server, kiln). */
+  remoteModels?: RemoteModelSpec[];
   /** Sequences decoded together per model (default 4). */
   parallel?: number;
   /** Tokens per sequence, prompt + output (default min(train context, 4096)). */
@@ -42,10 +45,14 @@ interface Served { model: LoadedModel; scheduler: Scheduler }
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_QUEUE = 64;
 
-/** Opens llama.cpp and loads every declared model; a model that cannot load fails the whole call. */
+/**
+ * Opens llama.cpp (only when there are local models) and loads every declared model; a model that cannot load
+ * fails the whole call.
+ */
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   const parallel = options.parallel ?? DEFAULT_PARALLEL;
-  const backend = await openLlamaCppBackend({
+  const queue = options.queue ?? DEFAULT_QUEUE;
+  const backend = options.models.length === 0 ? undefined : await openLlamaCppBackend({
     gpu: options.gpu,
     parallel,
     ctxSize: options.ctxSize,
@@ -55,20 +62,19 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     onPrefixDivergence: options.onPrefixDivergence,
   });
   const served: Served[] = [];
+  const add = (model: LoadedModel) => served.push({ model, scheduler: new Scheduler({ model: model.info.id, parallel: model.parallel, queue }) });
   try {
-    for (const declaration of options.models) {
-      const model = await backend.load(declaration);
-      served.push({ model, scheduler: new Scheduler({ model: declaration.id, parallel, queue: options.queue ?? DEFAULT_QUEUE }) });
-    }
+    for (const declaration of options.models) add(await backend!.load(declaration));
+    for (const spec of options.remoteModels ?? []) add(await createRemoteModel(spec));
   } catch (error) {
     await Promise.all(served.map(({ model }) => model.dispose()));
-    await backend.dispose();
+    await backend?.dispose();
     throw error;
   }
   return assembleEngine(backend, served);
 }
 
-function assembleEngine(backend: LlamaCppBackend, served: Served[]): Engine {
+function assembleEngine(backend: LlamaCppBackend | undefined, served: Served[]): Engine {
   const totals = { promptTokens: 0, cachedPromptTokens: 0 };
   const find = (name: string) => served.find(({ model }) => model.info.id === name || model.info.aliases.includes(name));
   const resolve = (name: string): Served => {
@@ -90,7 +96,7 @@ function assembleEngine(backend: LlamaCppBackend, served: Served[]): Engine {
     close: async () => {
       for (const { scheduler } of served) scheduler.close();
       await Promise.all(served.map(({ model }) => model.dispose()));
-      await backend.dispose();
+      await backend?.dispose();
     },
   };
 }

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { EngineError } from "../../engine/errors.js";
+import { fromResponsesRequest } from "./responses-request.js";
+
+describe("fromResponsesRequest", () => {
+  it("translates a Codex-style request: instructions + developer → system, items → ordered turns", () => {
+    const { request, stream } = fromResponsesRequest({
+      model: "m",
+      instructions: "You are a coding agent.",
+      input: [
+        { type: "message", role: "developer", content: [{ type: "input_text", text: "Sandbox: read-only." }] },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "list files" }] },
+        { type: "reasoning", summary: [{ type: "summary_text", text: "Use ls." }], encrypted_content: null },
+        { type: "function_call", name: "shell", arguments: "{\"command\":[\"ls\"]}", call_id: "call_1" },
+        { type: "function_call_output", call_id: "call_1", output: "a.txt\n" },
+        { type: "message", role: "assistant", content: [{ type: "output_text", text: "One file." }] },
+        { type: "web_search_call", id: "ws_1" },
+      ],
+      tools: [{ type: "function", name: "shell", strict: false, parameters: { type: "object" } }, { type: "local_shell" }, { type: "custom", name: "apply_patch" }],
+      tool_choice: "auto",
+      parallel_tool_calls: false,
+      max_output_tokens: 32,
+      reasoning: { effort: "medium" }, store: false, stream: true, include: ["reasoning.encrypted_content"],
+    });
+    expect(stream).toBe(true);
+    expect(request.system).toBe("You are a coding agent.\n\nSandbox: read-only.");
+    expect(request.messages).toEqual([
+      { role: "user", parts: [{ type: "text", text: "list files" }] },
+      { role: "assistant", parts: [{ type: "reasoning", text: "Use ls." }, { type: "tool-call", id: "call_1", name: "shell", input: { command: ["ls"] } }] },
+      { role: "tool", parts: [{ type: "tool-result", toolCallId: "call_1", content: [{ type: "text", text: "a.txt\n" }] }] },
+      { role: "assistant", parts: [{ type: "text", text: "One file." }] },
+    ]);
+    expect(request.tools).toEqual([{ name: "shell", inputSchema: { type: "object" } }]);
+    expect(request.toolChoice).toEqual({ type: "auto", parallel: false });
+    expect(request.maxTokens).toBe(32);
+  });
+
+  it("accepts a string input and a json_schema text format", () => {
+    const schema = { type: "object", properties: {} };
+    const { request } = fromResponsesRequest({ model: "m", input: "hi", text: { format: { type: "json_schema", name: "x", schema, strict: true } } });
+    expect(request.messages).toEqual([{ role: "user", parts: [{ type: "text", text: "hi" }] }]);
+    expect(request.responseFormat).toEqual({ type: "json-schema", name: "x", schema });
+  });
+
+  it("names the item of invalid function_call arguments", () => {
+    let error: unknown;
+    try { fromResponsesRequest({ model: "m", input: [{ type: "function_call", name: "f", arguments: "{", call_id: "c" }] }); } catch (caught) { error = caught; }
+    expect((error as EngineError).details.param).toBe("input.0.arguments");
+  });
+});

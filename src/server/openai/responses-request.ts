@@ -1,0 +1,142 @@
+/**
+ * POST /v1/responses body → ChatRequest (https://platform.openai.com/docs/api-reference/responses/create, spec §8.2).
+ * `instructions` and system/developer items merge into one system text; consecutive assistant-side items
+ * (reasoning, message, function_call) form one assistant turn, as Codex splits a turn into items. Item and
+ * tool types kiln cannot serve (web search, local shell, custom tools) are skipped, not rejected.
+ */
+import * as v from "valibot";
+import type { ImagePart, Message, Part, ResponseFormat, TextPart, ToolChoice, ToolSpec } from "../../engine/messages.js";
+import { optional, parseArguments, toImagePart, toSampling, type ChatRequestDraft } from "./request.js";
+import { parseBody, positiveIntSchema, rangeSchema } from "./schema.js";
+
+const partSchema = v.object({
+  type: v.string(),
+  text: v.nullish(v.string()),
+  refusal: v.nullish(v.string()),
+  image_url: v.nullish(v.string()),
+});
+const contentSchema = v.union([v.string(), v.array(partSchema)]);
+
+const messageItemSchema = v.object({ role: v.picklist(["user", "assistant", "system", "developer"]), content: contentSchema });
+const functionCallSchema = v.object({ name: v.string(), arguments: v.nullish(v.string()), call_id: v.string() });
+const functionOutputSchema = v.object({ call_id: v.string(), output: contentSchema });
+const reasoningSchema = v.object({
+  summary: v.nullish(v.array(v.object({ text: v.string() }))),
+  content: v.nullish(v.array(v.object({ text: v.string() }))),
+});
+
+const textFormatSchema = v.nullish(v.object({
+  format: v.nullish(v.object({
+    type: v.picklist(["text", "json_object", "json_schema"]),
+    name: v.nullish(v.string()),
+    schema: v.nullish(v.record(v.string(), v.unknown())),
+  })),
+}));
+
+const responsesRequestSchema = v.object({
+  model: v.pipe(v.string(), v.minLength(1, "Expected a model id")),
+  instructions: v.nullish(v.string()),
+  input: v.union([v.string(), v.array(v.looseObject({ type: v.nullish(v.string()) }))]),
+  tools: v.nullish(v.array(v.looseObject({ type: v.string() }))),
+  tool_choice: v.nullish(v.union([
+    v.picklist(["none", "auto", "required"]),
+    v.looseObject({ type: v.string(), name: v.nullish(v.string()) }),
+  ])),
+  parallel_tool_calls: v.nullish(v.boolean()),
+  max_output_tokens: v.nullish(positiveIntSchema),
+  temperature: v.nullish(rangeSchema(0, 2)),
+  top_p: v.nullish(rangeSchema(0, 1)),
+  stream: v.nullish(v.boolean()),
+  text: textFormatSchema,
+});
+
+const functionToolSchema = v.object({
+  name: v.string(),
+  description: v.nullish(v.string()),
+  parameters: v.nullish(v.record(v.string(), v.unknown())),
+});
+
+/** The translated request plus the wire options that shape the response. */
+export interface ResponsesCall {
+  request: ChatRequestDraft;
+  stream: boolean;
+}
+
+/** Validates and translates a Responses API body. Throws EngineError invalid_request naming the field. */
+export function fromResponsesRequest(body: unknown): ResponsesCall {
+  const wire = parseBody(responsesRequestSchema, body);
+  const system: string[] = wire.instructions ? [wire.instructions] : [];
+  const messages: Message[] = [];
+  const items = typeof wire.input === "string" ? [{ type: "message", role: "user", content: wire.input }] : wire.input;
+  items.forEach((item, index) => addItem(item, `input.${index}`, system, messages));
+  const tools = (wire.tools ?? []).flatMap((tool, index) => tool.type === "function" ? [toToolSpec(tool, `tools.${index}`)] : []);
+  const request: ChatRequestDraft = {
+    model: wire.model,
+    ...optional("system", system.length ? system.join("\n\n") : undefined),
+    messages,
+    ...(tools.length ? { tools, toolChoice: toToolChoice(wire.tool_choice, wire.parallel_tool_calls) } : {}),
+    sampling: toSampling(wire),
+    ...optional("maxTokens", wire.max_output_tokens),
+    ...optional("responseFormat", toResponseFormat(wire.text?.format)),
+  };
+  return { request, stream: wire.stream === true };
+}
+
+function addItem(item: { type?: string | null }, param: string, system: string[], messages: Message[]): void {
+  const type = item.type ?? "message";
+  if (type === "message") {
+    const message = parseBody(messageItemSchema, item, param);
+    if (message.role === "system" || message.role === "developer") system.push(toParts(message.content).map(textOf).join(""));
+    else appendTo(messages, message.role, toParts(message.content), message.role === "assistant");
+  } else if (type === "function_call") {
+    const call = parseBody(functionCallSchema, item, param);
+    const input = parseArguments(call.arguments, `${param}.arguments`);
+    appendTo(messages, "assistant", [{ type: "tool-call", id: call.call_id, name: call.name, input }], true);
+  } else if (type === "function_call_output") {
+    const output = parseBody(functionOutputSchema, item, param);
+    appendTo(messages, "tool", [{ type: "tool-result", toolCallId: output.call_id, content: toParts(output.output) }], true);
+  } else if (type === "reasoning") {
+    const reasoning = parseBody(reasoningSchema, item, param);
+    const text = [...(reasoning.content ?? []), ...(reasoning.summary ?? [])].map((part) => part.text).join("\n");
+    if (text) appendTo(messages, "assistant", [{ type: "reasoning", text }], true);
+  }
+}
+
+/** Adds parts to the last message when it has the same role and `merge` allows it, else opens a new message. */
+function appendTo(messages: Message[], role: Message["role"], parts: Part[], merge: boolean): void {
+  const last = messages.at(-1);
+  if (merge && last?.role === role) last.parts.push(...parts);
+  else messages.push({ role, parts });
+}
+
+function toParts(content: v.InferOutput<typeof contentSchema>): Array<TextPart | ImagePart> {
+  if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
+  return content.flatMap((part): Array<TextPart | ImagePart> => {
+    if (part.type === "input_image" && part.image_url) return [toImagePart(part.image_url)];
+    const text = part.text ?? part.refusal;
+    return text ? [{ type: "text", text }] : [];
+  });
+}
+
+function textOf(part: TextPart | ImagePart): string {
+  return part.type === "text" ? part.text : "";
+}
+
+function toToolSpec(tool: unknown, param: string): ToolSpec {
+  const wire = parseBody(functionToolSchema, tool, param);
+  return { name: wire.name, ...optional("description", wire.description), inputSchema: wire.parameters ?? { type: "object", properties: {} } };
+}
+
+function toToolChoice(choice: v.InferOutput<typeof responsesRequestSchema>["tool_choice"], parallel: boolean | null | undefined): ToolChoice {
+  const parallelField = optional("parallel", parallel);
+  if (choice === "none") return { type: "none" };
+  if (choice === "required") return { type: "required", ...parallelField };
+  if (typeof choice === "object" && choice?.type === "function" && choice.name) return { type: "tool", name: choice.name, ...parallelField };
+  return { type: "auto", ...parallelField };
+}
+
+function toResponseFormat(format: { type: string; name?: string | null; schema?: Record<string, unknown> | null } | null | undefined): ResponseFormat | undefined {
+  if (!format || format.type === "text") return undefined;
+  if (format.type === "json_object" || !format.schema) return { type: "json" };
+  return { type: "json-schema", schema: format.schema, ...optional("name", format.name) };
+}

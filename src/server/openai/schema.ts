@@ -1,0 +1,141 @@
+/**
+ * Wire schemas of POST /v1/chat/completions (https://platform.openai.com/docs/api-reference/chat/create) and the
+ * field schemas /v1/completions and /v1/responses share. Lenient by design (spec §1.3): `v.object` drops unknown
+ * keys instead of rejecting them, because clients send vendor extras (cache_control, prompt_cache_key, …).
+ */
+import * as v from "valibot";
+import { EngineError } from "../../engine/errors.js";
+
+/** A number within [min, max], named in the message so the 400 says what is allowed. */
+export function rangeSchema(min: number, max: number, integer = false) {
+  const message = `Expected a ${integer ? "whole number" : "number"} from ${min} to ${max}`;
+  return integer
+    ? v.pipe(v.number(), v.integer(message), v.minValue(min, message), v.maxValue(max, message))
+    : v.pipe(v.number(), v.minValue(min, message), v.maxValue(max, message));
+}
+
+/** A positive whole number (token limits). */
+export const positiveIntSchema = v.pipe(v.number(), v.integer("Expected a whole number"), v.minValue(1, "Expected at least 1"));
+
+/** `stop`: a string or any number of strings (Continue sends 9–14; OpenAI's limit of 4 is not enforced). */
+export const stopSchema = v.nullish(v.union([v.string(), v.array(v.string())]));
+
+/** Sampling fields common to chat and legacy completions. */
+export const samplingFields = {
+  temperature: v.nullish(rangeSchema(0, 2)),
+  top_p: v.nullish(rangeSchema(0, 1)),
+  seed: v.nullish(v.pipe(v.number(), v.integer("Expected a whole number"))),
+  presence_penalty: v.nullish(rangeSchema(-2, 2)),
+  frequency_penalty: v.nullish(rangeSchema(-2, 2)),
+  stop: stopSchema,
+  stream: v.nullish(v.boolean()),
+  stream_options: v.nullish(v.object({ include_usage: v.nullish(v.boolean()) })),
+  // kiln generates one choice per request: say so instead of silently returning one.
+  n: v.nullish(v.pipe(v.number(), v.integer("Expected a whole number"), v.minValue(1, "Expected at least 1"), v.maxValue(1, "kiln generates one choice per request; n must be 1"))),
+};
+
+const textPartSchema = v.object({ type: v.literal("text"), text: v.string() });
+const imagePartSchema = v.object({
+  type: v.literal("image_url"),
+  image_url: v.union([v.string(), v.object({ url: v.string(), detail: v.nullish(v.string()) })]),
+});
+const refusalPartSchema = v.object({ type: v.literal("refusal"), refusal: v.string() });
+
+/** Content as a string or typed parts; null allowed where OpenAI allows it (assistant). */
+const contentSchema = v.union([v.string(), v.array(v.variant("type", [textPartSchema, imagePartSchema, refusalPartSchema]))]);
+
+const toolCallSchema = v.object({
+  id: v.string(),
+  type: v.nullish(v.literal("function")),
+  function: v.object({ name: v.string(), arguments: v.nullish(v.string()) }),
+});
+
+const messageSchema = v.variant("role", [
+  v.object({ role: v.literal("system"), content: contentSchema }),
+  v.object({ role: v.literal("developer"), content: contentSchema }),
+  v.object({ role: v.literal("user"), content: contentSchema }),
+  v.object({
+    role: v.literal("assistant"),
+    content: v.nullish(contentSchema),
+    tool_calls: v.nullish(v.array(toolCallSchema)),
+    reasoning_content: v.nullish(v.string()),
+    reasoning: v.nullish(v.string()),
+  }),
+  v.object({ role: v.literal("tool"), content: contentSchema, tool_call_id: v.string() }),
+]);
+
+/** `response_format`: text | json_object | json_schema (https://platform.openai.com/docs/guides/structured-outputs). */
+export const responseFormatSchema = v.nullish(v.variant("type", [
+  v.object({ type: v.literal("text") }),
+  v.object({ type: v.literal("json_object") }),
+  v.object({
+    type: v.literal("json_schema"),
+    json_schema: v.object({
+      name: v.nullish(v.string()),
+      description: v.nullish(v.string()),
+      schema: v.nullish(v.record(v.string(), v.unknown())),
+      strict: v.nullish(v.boolean()),
+    }),
+  }),
+]));
+
+const toolNameSchema = v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_.:-]{1,64}$/, "Expected a name of 1–64 letters, digits, '_' or '-'"));
+
+const toolSchema = v.object({
+  type: v.literal("function"),
+  function: v.object({
+    name: toolNameSchema,
+    description: v.nullish(v.string()),
+    parameters: v.nullish(v.record(v.string(), v.unknown())),
+    strict: v.nullish(v.boolean()),
+  }),
+});
+
+const toolChoiceSchema = v.nullish(v.union([
+  v.picklist(["none", "auto", "required"]),
+  v.object({ type: v.literal("function"), function: v.object({ name: v.string() }) }),
+]));
+
+/** The body of POST /v1/chat/completions. */
+export const chatCompletionRequestSchema = v.object({
+  model: v.pipe(v.string(), v.minLength(1, "Expected a model id")),
+  messages: v.pipe(v.array(messageSchema), v.minLength(1, "Expected at least one message")),
+  max_tokens: v.nullish(positiveIntSchema),
+  max_completion_tokens: v.nullish(positiveIntSchema),
+  ...samplingFields,
+  logprobs: v.nullish(v.boolean()),
+  top_logprobs: v.nullish(rangeSchema(0, 20, true)),
+  response_format: responseFormatSchema,
+  tools: v.nullish(v.array(toolSchema)),
+  tool_choice: toolChoiceSchema,
+  parallel_tool_calls: v.nullish(v.boolean()),
+});
+
+export type ChatCompletionRequestBody = v.InferOutput<typeof chatCompletionRequestSchema>;
+export type ChatMessageBody = v.InferOutput<typeof messageSchema>;
+export type ChatContentBody = v.InferOutput<typeof contentSchema>;
+
+/**
+ * Validates a body (or a part of one at `prefix`, e.g. "input.3"); the first problem becomes a 400 whose `param`
+ * is the field's dot path.
+ */
+export function parseBody<S extends v.GenericSchema>(schema: S, body: unknown, prefix?: string): v.InferOutput<S> {
+  const result = v.safeParse(schema, body);
+  if (result.success) return result.output;
+  const issue = deepestIssue(result.issues[0]);
+  const path = v.getDotPath(issue);
+  const param = [prefix, path].filter(Boolean).join(".") || undefined;
+  const message = param ? `Invalid '${param}': ${issue.message}` : `Invalid request body: ${issue.message}`;
+  throw new EngineError("invalid_request", message, param ? { param } : {});
+}
+
+/** Union issues wrap the branch issues; the innermost one names the precise field. */
+function deepestIssue(issue: v.BaseIssue<unknown>): v.BaseIssue<unknown> {
+  let current = issue;
+  while (current.issues?.length) {
+    const deeper = current.issues.find((inner) => (inner.path?.length ?? 0) > (current.path?.length ?? 0));
+    if (!deeper) break;
+    current = deeper;
+  }
+  return current;
+}

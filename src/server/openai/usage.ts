@@ -1,0 +1,42 @@
+/** Engine Usage → the usage objects of chat/completions, completions and responses (all real counts). */
+import type { Usage } from "../../engine/events.js";
+
+/** Chat and legacy completions usage; `cached_tokens` is the prefix the engine really reused. */
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+}
+
+/** Responses API usage (spec §8.3: integer counts, Codex reads them). */
+export interface ResponsesUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details?: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+export function toChatUsage(usage: Usage): ChatUsage {
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
+  };
+}
+
+/**
+ * `reasoning_tokens` is only known to be 0 when the model produced no reasoning; the engine does not count
+ * reasoning tokens apart, so the details object is left out rather than filled with a guess.
+ */
+export function toResponsesUsage(usage: Usage, reasoned: boolean): ResponsesUsage {
+  return {
+    input_tokens: usage.inputTokens,
+    input_tokens_details: { cached_tokens: usage.cachedInputTokens },
+    output_tokens: usage.outputTokens,
+    ...(reasoned ? {} : { output_tokens_details: { reasoning_tokens: 0 } }),
+    total_tokens: usage.inputTokens + usage.outputTokens,
+  };
+}

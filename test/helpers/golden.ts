@@ -1,0 +1,52 @@
+/**
+ * Golden files for the pure encoders: test/fixtures/<surface>/<case>/{request.json, events.jsonl, stream.sse,
+ * response.json}. Set KILN_UPDATE_GOLDEN=1 to (re)write the expected files, then review the diff.
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { EngineError } from "../../src/engine/errors.js";
+import type { GenerationEvent } from "../../src/engine/events.js";
+
+const FIXTURES = join(import.meta.dirname, "..", "fixtures");
+
+/** Case folder names of a surface, optionally only those starting with `prefix`. */
+export function listCases(surface: string, prefix = ""): string[] {
+  return readdirSync(join(FIXTURES, surface)).filter((name) => name.startsWith(prefix)).sort();
+}
+
+/** Reads a JSON fixture file of a case. */
+export function readJson(surface: string, name: string, file: string): unknown {
+  return JSON.parse(readFileSync(join(FIXTURES, surface, name, file), "utf8"));
+}
+
+/** Reads events.jsonl; `error` events carry `{code, message, details?}` and become EngineErrors. */
+export function readEvents(surface: string, name: string): GenerationEvent[] {
+  return readFileSync(join(FIXTURES, surface, name, "events.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line) => {
+      const event = JSON.parse(line);
+      if (event.type !== "error") return event as GenerationEvent;
+      return { type: "error", error: new EngineError(event.error.code, event.error.message, event.error.details ?? {}) };
+    });
+}
+
+/** The expected text of a golden file; with KILN_UPDATE_GOLDEN=1 it writes `actual` first. */
+export function golden(surface: string, name: string, file: string, actual: string): string {
+  const path = join(FIXTURES, surface, name, file);
+  if (process.env.KILN_UPDATE_GOLDEN === "1") writeFileSync(path, actual);
+  if (!existsSync(path)) throw new Error(`Missing golden file ${path}: run with KILN_UPDATE_GOLDEN=1 and review it`);
+  return readFileSync(path, "utf8");
+}
+
+/** Replays events as the async iterable an engine returns. */
+export async function* replay(events: GenerationEvent[]): AsyncGenerator<GenerationEvent> {
+  for (const event of events) yield event;
+}
+
+/** Collects an async iterable of strings into one. */
+export async function joinText(frames: AsyncIterable<string>): Promise<string> {
+  let text = "";
+  for await (const frame of frames) text += frame;
+  return text;
+}
