@@ -32,6 +32,8 @@ export interface RequestContext {
   now(): number;
   /** Aborted when the client disconnects. */
   signal: AbortSignal;
+  /** Adds facts to this request's ResponseRecord (model, usage, time to first token); optional for callers outside app.ts. */
+  report?(fields: Partial<ResponseRecord>): void;
 }
 
 /** Optional team features plugged into the HTTP core. */

@@ -1,0 +1,65 @@
+/**
+ * Route handlers of the Anthropic Messages surface: validate and translate the body, run the engine, answer with
+ * JSON or SSE. Errors before generation starts are thrown as EngineErrors (app.ts renders them with a real HTTP
+ * status); errors after the stream began travel in-band as an `error` event.
+ * @see https://docs.claude.com/en/api/messages
+ */
+import { collectResult } from "../../engine/collect.js";
+import { toEngineError } from "../../engine/errors.js";
+import type { GenerationEvent } from "../../engine/events.js";
+import type { RequestContext, RouteInput } from "../context.js";
+import { jsonResponse, pullFirst } from "../respond.js";
+import { createSseResponse, formatSseEvent } from "../sse.js";
+import { fromCountTokensRequest, fromMessagesRequest } from "./request.js";
+import { toMessage } from "./response.js";
+import { checkAnthropicVersion, CountTokensRequestSchema, MessagesRequestSchema, parseRequest } from "./schema.js";
+import { createMessagesEncoder, encodeMessagesError } from "./stream.js";
+
+/** POST /v1/messages (also /messages and any prefixed or `?beta=true` form). */
+export async function handleMessages(ctx: RequestContext, input: RouteInput): Promise<Response> {
+  checkAnthropicVersion(input.headers.get("anthropic-version"));
+  const body = parseRequest(MessagesRequestSchema, input.body);
+  const request = { ...fromMessagesRequest(body), metadata: { requestId: ctx.requestId, keyId: ctx.principal.keyId } };
+  ctx.report?.({ model: body.model, stream: body.stream === true });
+  const events = observe(ctx, await pullFirst(ctx.engine.generate(request, { signal: ctx.signal })));
+  const options = { messageId: ctx.ids("msg_"), model: body.model };
+  if (!body.stream) return jsonResponse(toMessage(await collectResult(events), { id: options.messageId, model: body.model }));
+  return createSseResponse(encodeFrames(events, createMessagesEncoder(options)), {
+    keepAlive: formatSseEvent("ping", { type: "ping" }),
+  });
+}
+
+/** POST /v1/messages/count_tokens: the tokens of the rendered prompt, as a Messages call would count them. */
+export async function handleCountTokens(ctx: RequestContext, input: RouteInput): Promise<Response> {
+  checkAnthropicVersion(input.headers.get("anthropic-version"));
+  const body = parseRequest(CountTokensRequestSchema, input.body);
+  ctx.report?.({ model: body.model });
+  const inputTokens = await ctx.engine.countTokens(fromCountTokensRequest(body));
+  return jsonResponse({ input_tokens: inputTokens });
+}
+
+/** Engine failures after the 200 become the in-band `error` event, then the stream ends. */
+async function* encodeFrames(events: AsyncIterable<GenerationEvent>, encode: (event: GenerationEvent) => string): AsyncGenerator<string> {
+  try {
+    for await (const event of events) yield encode(event);
+  } catch (error) {
+    yield encodeMessagesError(toEngineError(error));
+  }
+}
+
+/** Reports usage and time to first token for the response record (logs, metrics). */
+async function* observe(ctx: RequestContext, events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
+  const started = ctx.now();
+  let first = true;
+  for await (const event of events) {
+    if (first && event.type.endsWith("-delta")) {
+      first = false;
+      ctx.report?.({ timeToFirstTokenMs: ctx.now() - started });
+    }
+    if (event.type === "finish") {
+      const { inputTokens, cachedInputTokens, outputTokens } = event.usage;
+      ctx.report?.({ inputTokens, cachedInputTokens, outputTokens });
+    }
+    yield event;
+  }
+}

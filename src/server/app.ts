@@ -1,0 +1,210 @@
+/**
+ * The HTTP core: request ids, CORS, auth, body limits, path tolerance, health, the response record, and the
+ * mounting of protocol surfaces. Surfaces own formats; this file owns HTTP. Everything a client can send ends in
+ * a response in the caller's error shape — never an unhandled exception, never a hung connection.
+ */
+import { createServer as createHttpServer, type Server } from "node:http";
+import { H3, toNodeHandler } from "h3";
+import type { Engine } from "../engine/engine-types.js";
+import { EngineError, toEngineError } from "../engine/errors.js";
+import { newId, type IdFactory } from "../lib/ids.js";
+import { anthropicSurface } from "./anthropic/surface.js";
+import { createAuthenticator } from "./authenticate.js";
+import { decodePathParam, matchCanonicalPath } from "./canonical-path.js";
+import type { Principal, RequestContext, ResponseRecord, RouteDef, ServerFeatures, Surface } from "./context.js";
+import { createModelRoutes } from "./models-route.js";
+import { openaiSurface } from "./openai/surface.js";
+import { DEFAULT_BODY_LIMIT, readJsonBody } from "./read-json-body.js";
+import { jsonResponse } from "./respond.js";
+import { withOutputCap, withResponseRecord } from "./server-hooks.js";
+
+/** Options of {@link createServer}. */
+export interface ServerOptions {
+  /** Static API keys (--api-key, KILN_API_KEY). With none and no `features.keys`, auth is off. */
+  apiKeys?: string[];
+  features?: ServerFeatures;
+  /** Protocol surfaces to mount (default: Anthropic and OpenAI). */
+  surfaces?: Surface[];
+  /** Request body limit in bytes (default 32 MB). */
+  maxBodyBytes?: number;
+  /** Server-side cap on generated tokens per request, whatever the client asks (e.g. Claude Code's 32000). */
+  maxOutputTokens?: number;
+  /** Called once per finished request, after `features.onResponse` (request logging). */
+  onResponse?(record: ResponseRecord): void;
+  ids?: IdFactory;
+  now?(): number;
+}
+
+/** A server not yet listening: `fetch` serves in-process; `listen` binds a port. */
+export interface KilnServer {
+  fetch(request: Request): Promise<Response>;
+  listen(options?: { host?: string; port?: number }): Promise<ListeningServer>;
+}
+
+/** A bound server. `url` is the Anthropic base URL; OpenAI clients use `${url}/v1`. */
+export interface ListeningServer {
+  url: string;
+  host: string;
+  port: number;
+  /** Stops accepting, ends open connections (in-flight generations are aborted) and resolves when closed. */
+  close(): Promise<void>;
+}
+
+interface Mounted { route: RouteDef; surface?: Surface }
+
+const CORS = {
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers": "request-id, x-request-id, retry-after, x-should-retry",
+};
+
+/** Builds the server. `engine` may still be loading: /health answers 503 and API routes 529/503 until it is ready. */
+export function createServer(engine: Engine | Promise<Engine>, options: ServerOptions = {}): KilnServer {
+  const surfaces = options.surfaces ?? [anthropicSurface, openaiSurface];
+  const mounted = mountRoutes(surfaces);
+  const patterns = [...new Set([...mounted.map((m) => m.route.path), "/", "/api/hello", "/health", "/ready"])];
+  const auth = createAuthenticator(options.apiKeys ?? [], options.features?.keys);
+  const ids = options.ids ?? newId;
+  const now = options.now ?? Date.now;
+  const state = trackEngine(engine);
+  const fallback = surfaces.find((s) => s.name === "openai") ?? surfaces[0] ?? anthropicSurface;
+  const anthropic = surfaces.find((s) => s.name === "anthropic") ?? fallback;
+
+  const pickSurface = (path: string, headers: Headers, route?: Mounted): Surface => {
+    if (route?.surface) return route.surface;
+    if (/\/messages(\/|$)/.test(path)) return anthropic;
+    return headers.has("anthropic-version") || headers.has("x-api-key") ? anthropic : fallback;
+  };
+
+  async function dispatch(request: Request): Promise<Response> {
+    const requestId = ids("req_");
+    const started = now();
+    const signal = request.signal;
+    const url = new URL(request.url);
+    const match = matchCanonicalPath(url.pathname, patterns);
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    const found = match && mounted.find((m) => m.route.path === match.pattern && m.route.method === method);
+    const record: ResponseRecord = { requestId, method: request.method, route: match?.pattern ?? url.pathname, status: 0, keyId: "anonymous", durationMs: 0 };
+    let principal: Principal | undefined;
+    let response: Response;
+    try {
+      response = await route();
+    } catch (error) {
+      response = pickSurface(match?.path ?? url.pathname, request.headers, found).errorResponse(toEngineError(error), requestId);
+    }
+    const extra = principal ? await options.features?.responseHeaders?.(principal) : undefined;
+    const headers = { ...CORS, ...extra, "request-id": requestId, "x-request-id": requestId };
+    return withResponseRecord(response, headers, (status) => {
+      Object.assign(record, { status, durationMs: now() - started });
+      options.features?.onResponse?.(record);
+      options.onResponse?.(record);
+    });
+
+    async function route(): Promise<Response> {
+      if (request.method === "OPTIONS") return preflight(request);
+      const builtin = match && answerBuiltin(match.pattern, state);
+      if (builtin) return builtin;
+      if (!match || !found) throw new EngineError("not_found", `${request.method} ${url.pathname}: no such route`);
+      if (found.route.auth) {
+        principal = await auth.authenticate(request.headers);
+        if (!principal) throw unauthorized(request.headers);
+      } else principal = { keyId: "anonymous" };
+      record.keyId = principal.keyId;
+      const ready = state.engine;
+      if (!ready) throw state.failure ?? new EngineError("overloaded", "The model is still loading; retry shortly", { retryAfter: 2 });
+      const body = found.route.method === "POST" ? await readJsonBody(request, options.maxBodyBytes ?? DEFAULT_BODY_LIMIT) : undefined;
+      const ctx: RequestContext = {
+        engine: wrapEngine(ready, principal, requestId),
+        principal,
+        requestId,
+        ids,
+        now,
+        signal,
+        report: (fields) => Object.assign(record, fields),
+      };
+      const params = Object.fromEntries(Object.entries(match.params).map(([k, v]) => [k, decodePathParam(v)]));
+      return found.route.handler(ctx, { body, params, query: url.searchParams, headers: request.headers });
+    }
+  }
+
+  function wrapEngine(engine: Engine, principal: Principal, requestId: string): Engine {
+    const capped = withOutputCap(engine, options.maxOutputTokens);
+    return options.features?.wrapEngine?.(capped, principal, requestId) ?? capped;
+  }
+
+  const app = new H3({ allowMalformedURL: true, silent: true });
+  app.all("/**", (event) => dispatch(event.req as Request));
+  const fetch = async (request: Request) => app.fetch(request);
+  return { fetch, listen: (listenOptions) => listen(toNodeHandler(app), listenOptions) };
+}
+
+/** Surface routes plus the shared model routes; a path served twice keeps its first definition. */
+function mountRoutes(surfaces: Surface[]): Mounted[] {
+  const all: Mounted[] = [
+    ...createModelRoutes().map((route) => ({ route })),
+    ...surfaces.flatMap((surface) => surface.routes.map((route) => ({ route, surface }))),
+  ];
+  return all.filter((m, i) => all.findIndex((o) => o.route.path === m.route.path && o.route.method === m.route.method) === i);
+}
+
+interface EngineState { engine?: Engine; failure?: EngineError }
+
+function trackEngine(engine: Engine | Promise<Engine>): EngineState {
+  const state: EngineState = {};
+  Promise.resolve(engine).then(
+    (ready) => { state.engine = ready; },
+    (error) => { state.failure = new EngineError("backend_failure", `The model failed to load: ${toEngineError(error).message}`); },
+  );
+  return state;
+}
+
+/** Health, readiness and Claude Code's start-up preconnect (`HEAD /`, `HEAD /api/hello`): no auth, answered at once. */
+function answerBuiltin(pattern: string, state: EngineState): Response | undefined {
+  if (pattern === "/" || pattern === "/api/hello") return new Response("kiln is running\n", { headers: { "content-type": "text/plain; charset=utf-8" } });
+  if (pattern !== "/health" && pattern !== "/ready") return undefined;
+  if (state.engine) return jsonResponse({ status: "ok", models: state.engine.listModels().map((m) => m.id) });
+  if (state.failure) return jsonResponse({ status: "error", message: state.failure.message }, 503);
+  return jsonResponse({ status: "loading" }, 503);
+}
+
+/** CORS preflight: browsers send it without credentials, so it never needs a key. */
+function preflight(request: Request): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "access-control-allow-methods": "GET, POST, OPTIONS",
+      "access-control-allow-headers": request.headers.get("access-control-request-headers") ?? "*",
+      "access-control-max-age": "86400",
+    },
+  });
+}
+
+function unauthorized(headers: Headers): EngineError {
+  const presented = headers.has("x-api-key") || headers.has("authorization");
+  return new EngineError("authentication", presented ? "invalid API key" : "missing API key: send it as x-api-key or Authorization: Bearer");
+}
+
+async function listen(handler: ReturnType<typeof toNodeHandler>, options: { host?: string; port?: number } = {}): Promise<ListeningServer> {
+  const host = options.host ?? "127.0.0.1";
+  const server: Server = createHttpServer(handler);
+  // Generations can take minutes before the first byte on a busy CPU; do not let Node cut requests short.
+  server.requestTimeout = 0;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 5456, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : (options.port ?? 5456);
+  const shown = host.includes(":") ? `[${host}]` : host;
+  return {
+    url: `http://${shown}:${port}`,
+    host,
+    port,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Reads a JSON request body with a size limit. Over the limit the rest of the body is drained (up to a bound)
+ * before answering, so the client reads a clean 413 instead of a reset connection.
+ */
+import { EngineError } from "../engine/errors.js";
+
+/** 32 MB, the real API's limit for Messages and count_tokens. */
+export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
+
+const DRAIN_LIMIT_FACTOR = 4;
+
+/** Parses the body as JSON; throws `request_too_large` (413) or `invalid_request` (400). */
+export async function readJsonBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
+  const bytes = await readLimited(request, limit);
+  const text = new TextDecoder().decode(bytes).replace(/^\uFEFF/, "");
+  if (text.trim() === "") throw new EngineError("invalid_request", "body: a JSON object is required", { param: "body" });
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new EngineError("invalid_request", `body: invalid JSON (${detail})`, { param: "body" });
+  }
+}
+
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  const tooLarge = () => new EngineError("request_too_large", `Request exceeds the maximum allowed number of bytes (${limit})`);
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit * DRAIN_LIMIT_FACTOR) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    if (size <= limit) chunks.push(value);
+  }
+  if (size > limit) throw tooLarge();
+  return concat(chunks, size);
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

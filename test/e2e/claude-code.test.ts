@@ -1,0 +1,83 @@
+/**
+ * Claude Code itself (the pinned `@anthropic-ai/claude-code` devDependency, its native binary) runs
+ * non-interactively against a real kiln server with the real default model and must succeed.
+ *
+ * The small default model has an 8k context, far less than Claude Code's full agent prompt (~25 tool schemas),
+ * so the run uses `--tools ""` and a short `--system-prompt`: what is checked is the wire protocol (headers,
+ * betas, system blocks, thinking/effort fields, streaming grammar), not the model's agentic skill. The server caps
+ * output at 48 tokens (Claude Code asks for 32000); greedy decoding and sentence-end stop sequences end the reply first.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ResponseRecord } from "../../src/server/context.js";
+import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
+
+const TOKEN = "kiln-e2e-token";
+const records: ResponseRecord[] = [];
+let server: TestServer;
+let home: string;
+
+/** The native binary the platform package ships (installed without running install scripts). */
+function claudeBinary(): string {
+  const require = createRequire(import.meta.url);
+  const platformPackage = `@anthropic-ai/claude-code-${process.platform}-${process.arch}/package.json`;
+  const binary = join(dirname(require.resolve(platformPackage)), process.platform === "win32" ? "claude.exe" : "claude");
+  if (!existsSync(binary)) throw new Error(`Claude Code binary missing at ${binary}: run npm install`);
+  return binary;
+}
+
+function runClaude(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = {
+    PATH: process.env.PATH ?? "",
+    HOME: home,
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_AUTH_TOKEN: TOKEN,
+    ANTHROPIC_MODEL: TEST_MODEL,
+    ANTHROPIC_DEFAULT_HAIKU_MODEL: TEST_MODEL,
+    ANTHROPIC_SMALL_FAST_MODEL: TEST_MODEL,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_TELEMETRY: "1",
+    CLAUDE_CODE_MAX_RETRIES: "1",
+    // The reply must end on its own: one cut at the server's cap sends Claude Code into its output-limit recovery
+    // turns. Greedy decoding plus sentence-end stop sequences (merged into every request body) keep it short.
+    CLAUDE_CODE_EXTRA_BODY: JSON.stringify({ temperature: 0, stop_sequences: [".", "!", "?", "\n"] }),
+  };
+  return new Promise((resolve, reject) => {
+    // stdin closed: in -p mode Claude Code otherwise waits a few seconds for piped input.
+    const child = spawn(claudeBinary(), args, { env, cwd: home, stdio: ["ignore", "pipe", "pipe"], timeout: 580_000 });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), "kiln-claude-home-"));
+  server = await startTestServer({ apiKeys: [TOKEN], ctxSize: 4096, parallel: 2, maxOutputTokens: 48, onResponse: (r) => records.push({ ...r }) });
+});
+
+afterAll(async () => {
+  await server?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+describe("Claude Code against kiln serve", { timeout: 600_000 }, () => {
+  it('claude -p "say hi" --output-format json exits 0 with is_error false and the model\'s text', async () => {
+    const run = await runClaude(["-p", "say hi", "--output-format", "json", "--tools", "", "--system-prompt", "Reply with a short greeting."]);
+    expect(run.code, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(0);
+    const result = JSON.parse(run.stdout);
+    expect(result).toMatchObject({ type: "result", is_error: false });
+    expect(typeof result.result).toBe("string");
+    const calls = records.filter((r) => r.route === "/v1/messages");
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((r) => r.status === 200 && r.keyId === "static:1" && r.stream === true)).toBe(true);
+  });
+});

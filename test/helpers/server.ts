@@ -1,0 +1,42 @@
+/**
+ * Starts a real kiln server on 127.0.0.1:0 with the real default model (load once per test file, in beforeAll).
+ */
+import { createEngine, type Engine } from "../../src/engine/index.js";
+import { createServer, type ListeningServer, type ServerOptions } from "../../src/server/app.js";
+import { realModelPath } from "./real-model.js";
+
+/** The id the real default model is served under. */
+export const TEST_MODEL = "smollm2-135m";
+
+/** A running test server. */
+export interface TestServer {
+  url: string;
+  engine: Engine;
+  server: ListeningServer;
+  close(): Promise<void>;
+}
+
+/** Engine and server settings for one test file. */
+export interface TestServerOptions extends ServerOptions {
+  parallel?: number;
+  queue?: number;
+  ctxSize?: number;
+  /** Other names the test model answers to (e.g. an `Org/Name` alias). */
+  aliases?: string[];
+}
+
+/** Loads the real model and listens on a free loopback port. */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const { parallel = 2, queue, ctxSize = 2048, aliases, ...serverOptions } = options;
+  const engine = await createEngine({ models: [{ id: TEST_MODEL, path: realModelPath(), aliases }], parallel, queue, ctxSize, threads: 2 });
+  const server = await createServer(engine, serverOptions).listen({ host: "127.0.0.1", port: 0 });
+  return {
+    url: server.url,
+    engine,
+    server,
+    close: async () => {
+      await server.close();
+      await engine.close();
+    },
+  };
+}
