@@ -4,6 +4,7 @@
  * status); errors after the stream began travel in-band as an `error` event.
  * @see https://docs.claude.com/en/api/messages
  */
+import { observeEvents } from "../observe-events.js";
 import { collectResult } from "../../engine/collect.js";
 import { toEngineError } from "../../engine/errors.js";
 import type { GenerationEvent } from "../../engine/events.js";
@@ -21,7 +22,7 @@ export async function handleMessages(ctx: RequestContext, input: RouteInput): Pr
   const body = parseRequest(MessagesRequestSchema, input.body);
   const request = { ...fromMessagesRequest(body), metadata: { requestId: ctx.requestId, keyId: ctx.principal.keyId } };
   ctx.report?.({ model: body.model, stream: body.stream === true });
-  const events = observe(ctx, await pullFirst(ctx.engine.generate(request, { signal: ctx.signal })));
+  const events = observeEvents(ctx, await pullFirst(ctx.engine.generate(request, { signal: ctx.signal })));
   const options = { messageId: ctx.ids("msg_"), model: body.model };
   if (!body.stream) return jsonResponse(toMessage(await collectResult(events), { id: options.messageId, model: body.model }));
   return createSseResponse(encodeFrames(events, createMessagesEncoder(options)), {
@@ -47,19 +48,3 @@ async function* encodeFrames(events: AsyncIterable<GenerationEvent>, encode: (ev
   }
 }
 
-/** Reports usage and time to first token for the response record (logs, metrics). */
-async function* observe(ctx: RequestContext, events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
-  const started = ctx.now();
-  let first = true;
-  for await (const event of events) {
-    if (first && event.type.endsWith("-delta")) {
-      first = false;
-      ctx.report?.({ timeToFirstTokenMs: ctx.now() - started });
-    }
-    if (event.type === "finish") {
-      const { inputTokens, cachedInputTokens, outputTokens } = event.usage;
-      ctx.report?.({ inputTokens, cachedInputTokens, outputTokens });
-    }
-    yield event;
-  }
-}

@@ -3,6 +3,7 @@
  * with JSON or SSE. "Pull the first event, then commit headers": errors before generation starts reach app.ts as
  * thrown EngineErrors (real HTTP status); later ones travel in-band.
  */
+import { observeEvents } from "../observe-events.js";
 import type { ModelInfo } from "../../engine/backend.js";
 import { collectResult } from "../../engine/collect.js";
 import { EngineError } from "../../engine/errors.js";
@@ -34,7 +35,7 @@ export async function handleCompletions(ctx: RequestContext, input: RouteInput):
   ctx.report?.({ model: call.request.model, stream: call.stream });
   requireModel(ctx, call.request.model);
   const request = { ...call.request, metadata: { requestId: ctx.requestId, keyId: ctx.principal.keyId } };
-  const events = observe(ctx, await pullFirst(ctx.engine.complete(request, { signal: ctx.signal })));
+  const events = observeEvents(ctx, await pullFirst(ctx.engine.complete(request, { signal: ctx.signal })));
   const options = {
     id: ctx.ids("cmpl-"),
     created: unixSeconds(ctx),
@@ -64,7 +65,7 @@ export async function handleResponses(ctx: RequestContext, input: RouteInput): P
 async function startGeneration(ctx: RequestContext, draft: ChatRequestDraft): Promise<AsyncIterable<GenerationEvent>> {
   const model = requireModel(ctx, draft.model);
   const request = { ...draft, maxTokens: draft.maxTokens ?? model.contextSize, metadata: { requestId: ctx.requestId, keyId: ctx.principal.keyId } };
-  return observe(ctx, await pullFirst(ctx.engine.generate(request, { signal: ctx.signal })));
+  return observeEvents(ctx, await pullFirst(ctx.engine.generate(request, { signal: ctx.signal })));
 }
 
 function requireModel(ctx: RequestContext, id: string): ModelInfo {
@@ -76,23 +77,6 @@ function requireModel(ctx: RequestContext, id: string): ModelInfo {
 // Heartbeats are comments that do not start with ": ping" (Continue's reader treats that as the end, spec §4.1).
 function streamResponse(frames: AsyncIterable<string>): Response {
   return createSseResponse(frames, { keepAlive: formatSseComment("keep-alive") });
-}
-
-/** Reports usage and time to first token for the response record (logs, metrics). */
-async function* observe(ctx: RequestContext, events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
-  const started = ctx.now();
-  let first = true;
-  for await (const event of events) {
-    if (first && event.type.endsWith("-delta")) {
-      first = false;
-      ctx.report?.({ timeToFirstTokenMs: ctx.now() - started });
-    }
-    if (event.type === "finish") {
-      const { inputTokens, cachedInputTokens, outputTokens } = event.usage;
-      ctx.report?.({ inputTokens, cachedInputTokens, outputTokens });
-    }
-    yield event;
-  }
 }
 
 function unixSeconds(ctx: RequestContext): number {
