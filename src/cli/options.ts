@@ -53,6 +53,15 @@ export function addModelOptions(command: Command): Command {
     .option("--ctx-size <n>", "context size in tokens (default: the model's, capped)", parseNumberIn(256, 1_048_576, true));
 }
 
+/** Adds the flags every generating command shares: system prompt, model, max tokens, sampling and stops. */
+export function addGenerationOptions(command: Command, maxTokensFallback: number): Command {
+  command.option("--system <text>", "system prompt");
+  addModelOptions(command);
+  addMaxTokensOption(command, maxTokensFallback);
+  addSamplingOptions(command);
+  return command.option("--stop <text>", "stop sequence (repeatable)", collectValues);
+}
+
 /** Adds `--max-tokens` (a cap on generated tokens). */
 export function addMaxTokensOption(command: Command, fallback: number): Command {
   return command.option("--max-tokens <n>", `maximum tokens to generate (default: ${fallback})`, parseNumberIn(1, 1_048_576, true));

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { addMaxTokensOption, addModelOptions, addSamplingOptions, collectValues, formatFlagErrors, toSamplingOptions, type ModelFlags, type SamplingFlags } from "../options.js";
+import { addGenerationOptions, formatFlagErrors, toSamplingOptions, type ModelFlags, type SamplingFlags } from "../options.js";
 
 /** Flags of `kiln chat`, as commander parses them. */
 export interface ChatFlags extends ModelFlags, SamplingFlags {
@@ -19,13 +19,9 @@ const DEFAULT_MAX_TOKENS = 1024;
 export function registerChat(program: Command): void {
   const command = program
     .command("chat")
-    .description("chat with a model in the terminal (a local model, or a running server with --url)")
-    .option("--system <text>", "system prompt");
-  addModelOptions(command);
-  addMaxTokensOption(command, DEFAULT_MAX_TOKENS);
-  addSamplingOptions(command);
+    .description("chat with a model in the terminal (a local model, or a running server with --url)");
+  addGenerationOptions(command, DEFAULT_MAX_TOKENS);
   command
-    .option("--stop <text>", "stop sequence (repeatable)", collectValues)
     .option("--load <file>", "continue a conversation saved with /save")
     .option("--url <base>", "chat with a running kiln serve or any compatible server at this address")
     .option("--api-key <key>", "API key for --url (default: $KILN_API_KEY)")

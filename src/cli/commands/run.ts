@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { addMaxTokensOption, addModelOptions, addSamplingOptions, collectValues, formatFlagErrors, toSamplingOptions, type ModelFlags, type SamplingFlags } from "../options.js";
+import { addGenerationOptions, formatFlagErrors, toSamplingOptions, type ModelFlags, type SamplingFlags } from "../options.js";
 
 /** Flags of `kiln run`, as commander parses them. */
 export interface RunFlags extends ModelFlags, SamplingFlags {
@@ -17,13 +17,9 @@ export function registerRun(program: Command): void {
   const command = program
     .command("run")
     .description("generate a reply to one prompt and stream it to stdout (the prompt may also be piped on stdin)")
-    .argument("[prompt...]", "the prompt; piped stdin is appended after a blank line")
-    .option("--system <text>", "system prompt");
-  addModelOptions(command);
-  addMaxTokensOption(command, DEFAULT_MAX_TOKENS);
-  addSamplingOptions(command);
+    .argument("[prompt...]", "the prompt; piped stdin is appended after a blank line");
+  addGenerationOptions(command, DEFAULT_MAX_TOKENS);
   command
-    .option("--stop <text>", "stop sequence (repeatable)", collectValues)
     .option("--json", "print the engine's events as NDJSON, one per line, ending with finish and usage")
     .addHelpText("after", '\nExamples:\n  kiln run "Write a haiku about kilns"\n  cat notes.txt | kiln run "Summarise:"\n')
     .action(async (words: string[], flags: RunFlags) => {
