@@ -5,13 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine/index.js";
 import type { GenerationEvent } from "../../src/engine/events.js";
-import { realModelPath } from "../helpers/real-model.js";
+import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { finishOf, readEvents, userRequest } from "./stream-events.js";
 
 let engine: Engine;
 
 beforeAll(async () => {
-  engine = await createEngine({ models: [{ id: "smollm2-135m", path: realModelPath() }], parallel: 1, queue: 1, ctxSize: 1024, threads: 1 });
+  engine = await createEngine({ models: [{ id: "smollm2-135m", path: realModelPath() }], parallel: 1, queue: 1, ctxSize: 1024, threads: testThreads() });
 });
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { getLlama, type Llama, type LlamaModel } from "node-llama-cpp";
 import { createEngine, type Engine, type PrefixDivergence } from "../../src/engine/index.js";
 import type { ChatRequest } from "../../src/engine/messages.js";
 import { renderChatPrompt, type PromptTemplate } from "../../src/engine/text/render-prompt.js";
-import { realModelPath } from "../helpers/real-model.js";
+import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { finishOf, readEvents, sharedPrefixLength, startOf, textOf, userRequest } from "./stream-events.js";
 
 const CTX_SIZE = 2048;
@@ -16,7 +16,7 @@ const divergences: PrefixDivergence[] = [];
 let vocabulary: { llama: Llama; model: LlamaModel; template: PromptTemplate };
 
 beforeAll(async () => {
-  engine = await createEngine({ models: [{ id: "smollm2-135m", path: realModelPath(), aliases: ["default"] }], parallel: 2, ctxSize: CTX_SIZE, threads: 1, onPrefixDivergence: (_model, info) => divergences.push(info) });
+  engine = await createEngine({ models: [{ id: "smollm2-135m", path: realModelPath(), aliases: ["default"] }], parallel: 2, ctxSize: CTX_SIZE, threads: testThreads(), onPrefixDivergence: (_model, info) => divergences.push(info) });
   // An independent tokenizer (vocabulary only) to check the engine's counts against.
   const llama = await getLlama({ build: "never", gpu: false });
   const model = await llama.loadModel({ modelPath: realModelPath(), vocabOnly: true });

@@ -14,3 +14,11 @@ export function realModelPath(): string {
   if (!existsSync(path)) throw new Error(`The default model is missing at ${path}: run \`npm run setup\` first`);
   return path;
 }
+
+/**
+ * llama.cpp threads for real-model tests: one by default, since test files run in parallel forks on few cores and
+ * threads waiting on each other slow decoding by an order of magnitude. KILN_TEST_THREADS overrides it.
+ */
+export function testThreads(): number {
+  return Number(process.env.KILN_TEST_THREADS ?? 1);
+}

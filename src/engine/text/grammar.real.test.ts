@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import { Ajv } from "ajv";
 import { getLlama, LlamaCompletion, type Llama, type LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -69,9 +68,9 @@ let completion: LlamaCompletion;
 
 beforeAll(async () => {
   llama = await getLlama({ build: "never", gpu: false });
-  const { realModelPath } = (await import(realModelHelper)) as { realModelPath: () => string };
+  const { realModelPath, testThreads } = (await import(realModelHelper)) as { realModelPath: () => string; testThreads: () => number };
   model = await llama.loadModel({ modelPath: realModelPath() });
-  const context = await model.createContext({ contextSize: 2048, threads: availableParallelism() });
+  const context = await model.createContext({ contextSize: 2048, threads: testThreads() });
   completion = new LlamaCompletion({ contextSequence: context.getSequence() });
 });
 

@@ -3,7 +3,7 @@
  * allocates contextSize × sequences KV cells, so every sequence can hold a full ctxSize), a slot pool with prefix
  * affinity over those sequences, and the request → token plan translation.
  */
-import type { Llama, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
+import type { BatchingOptions, Llama, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
 import type { GenerateOptions, LoadedModel, ModelInfo } from "../../backend.js";
 import { contextOverflow, EngineError } from "../../errors.js";
 import type { GenerationEvent } from "../../events.js";
@@ -11,6 +11,7 @@ import type { ChatRequest, CompletionRequest } from "../../messages.js";
 import { renderChatPrompt, type PromptTemplate } from "../../text/render-prompt.js";
 import { responseFormatGrammar, toolCallGrammar } from "../../text/grammar.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
+import { DecodeBarrier } from "./decode-barrier.js";
 import { describeModel, hasInfillTokens } from "./describe-model.js";
 import { loadGgufModel } from "./load-llama.js";
 import { runGeneration, type GenerationPlan, type GenerationRuntime } from "./run-generation.js";
@@ -31,6 +32,13 @@ export interface LlamaCppModelOptions {
   threads: number;
   /** Reuse cached prompt prefixes across requests (default true). */
   prefixCache?: boolean;
+  /**
+   * Keep generating sequences in step so each decode step batches all of them (default true; false: measure what
+   * the barrier gains).
+   */
+  decodeBarrier?: boolean;
+  /** node-llama-cpp batching options for the context (measurements record the dispatched batches through it). */
+  batching?: BatchingOptions;
   ids?: IdFactory;
   /** Debug hook: where a prompt diverged from the best cached sequence. */
   onPrefixDivergence?(modelId: string, info: PrefixDivergence): void;
@@ -44,7 +52,7 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
   const ctxSize = options.ctxSize ?? Math.min(model.trainContextSize, DEFAULT_CTX_SIZE);
   let context: LlamaContext;
   try {
-    context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads });
+    context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching: options.batching });
   } catch (error) {
     await model.dispose();
     const cause = error instanceof Error ? error.message : String(error);
@@ -73,7 +81,8 @@ export class LlamaCppModel implements LoadedModel {
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
-    this.runtime = { llama: options.llama, model, pool, ids: options.ids ?? newId };
+    const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier();
+    this.runtime = { llama: options.llama, model, pool, ids: options.ids ?? newId, barrier };
     this.template = {
       source: model.fileInfo.metadata.tokenizer?.chat_template,
       bosToken: model.tokens.bosString ?? undefined,

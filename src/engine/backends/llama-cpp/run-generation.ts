@@ -1,13 +1,17 @@
 /**
  * The generation loop on node-llama-cpp's low-level sequence API: take the best slot, evaluate only the prompt
  * suffix the cache lacks, then sample token by token — checking the abort signal every token, cutting stop
- * sequences, parsing tool calls — and free the slot in `finally`, whatever happens.
+ * sequences, parsing tool calls — and free the slot in `finally`, whatever happens. The token loop runs ahead of the
+ * reader into a small event buffer and keeps in step with the context's other sequences through the decode barrier,
+ * so they share decode batches and a slow reader holds up no one else.
  */
 import { LlamaGrammarEvaluationState, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
 import { EngineError, toEngineError } from "../../errors.js";
 import type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "../../events.js";
 import type { SamplingOptions } from "../../messages.js";
 import type { IdFactory } from "../../../lib/ids.js";
+import type { DecodeBarrier } from "./decode-barrier.js";
+import { EventBuffer } from "./event-buffer.js";
 import { OutputAssembler, type ToolParsing } from "./output-assembler.js";
 import { toEvaluateOptions } from "./sampling.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
@@ -34,56 +38,100 @@ export interface GenerationRuntime {
   model: LlamaModel;
   pool: SlotPool;
   ids: IdFactory;
+  /** Keeps the context's generating sequences in step; absent: each asks for its tokens on its own. */
+  barrier?: DecodeBarrier;
 }
+
+/** Events a reader may lag behind before the token loop pauses (and leaves the barrier meanwhile). */
+const BUFFERED_EVENTS = 16;
 
 /** Runs one plan. Throws (before `start`) for an abort while waiting or a grammar that does not compile. */
 export async function* runGeneration(runtime: GenerationRuntime, plan: GenerationPlan, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
   throwIfAborted(signal);
   const grammarState = plan.grammar ? await compileGrammar(runtime, plan.grammar) : undefined;
   const lease = await runtime.pool.acquire(plan.prompt);
+  const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS);
+  let production = Promise.resolve();
   try {
     throwIfAborted(signal);
-    yield* decodeTokens(runtime, plan, lease, grammarState, signal);
+    production = decodeTokens(runtime, plan, lease, grammarState, signal, buffer).then(() => buffer.end(), (error: unknown) => buffer.end({ error }));
+    yield* buffer.drain();
   } finally {
+    // A reader that stops early closes the buffer: the loop sees it at its next token and ends like an abort.
+    buffer.close();
+    await production;
     lease.release();
   }
 }
 
-async function* decodeTokens(
+async function decodeTokens(
   runtime: GenerationRuntime,
   plan: GenerationPlan,
   lease: SlotLease,
   grammarState: LlamaGrammarEvaluationState | undefined,
   signal: AbortSignal | undefined,
-): AsyncGenerator<GenerationEvent> {
+  out: EventBuffer<GenerationEvent>,
+): Promise<void> {
   const usage: Usage = { inputTokens: plan.prompt.length, cachedInputTokens: lease.reusedTokens, outputTokens: 0 };
-  yield { type: "start", model: plan.modelId, inputTokens: usage.inputTokens, cachedInputTokens: usage.cachedInputTokens };
+  out.push({ type: "start", model: plan.modelId, inputTokens: usage.inputTokens, cachedInputTokens: usage.cachedInputTokens });
   const assembler = new OutputAssembler({ stop: plan.stop, tools: plan.tools, ids: runtime.ids });
   const decoder = new TokenTextDecoder(runtime.model);
   const output: Token[] = [];
   const options = toEvaluateOptions(plan.sampling, () => [...plan.prompt, ...output], grammarState);
   const wantLogprobs = (plan.logprobs ?? 0) > 0;
+  const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";
   try {
     const steps = lease.sequence.evaluateWithMetadata(plan.prompt.slice(lease.reusedTokens), { confidence: wantLogprobs, probabilities: wantLogprobs }, options);
     for await (const step of steps) {
-      if (signal?.aborted) { reason = "aborted"; break; }
+      if (signal?.aborted || out.closed) { reason = "aborted"; break; }
       output.push(step.token);
       usage.outputTokens++;
       const logprobs = wantLogprobs ? [toLogprob(runtime.model, step, plan.logprobs ?? 0)] : undefined;
       const { events, done } = assembler.push(decoder.push(step.token), logprobs);
-      yield* events;
+      for (const event of events) out.push(event);
       if (done) { reason = assembler.stopSequence === undefined ? "tool-calls" : "stop-sequence"; break; }
       if (usage.outputTokens >= plan.maxTokens) { reason = "length"; break; }
+      await pacer.beforeNextToken();
     }
   } catch (error) {
-    yield { type: "error", error: toEngineError(error, "backend_failure") };
+    out.push({ type: "error", error: toEngineError(error, "backend_failure") });
     return;
+  } finally {
+    pacer.stop();
   }
   // After a stop sequence or the one allowed tool call, anything still held back is past the end.
-  if (reason !== "stop-sequence" && reason !== "tool-calls") yield* assembler.push(decoder.flush()).events;
-  yield* assembler.finish();
-  yield finishEvent(reason, assembler, usage);
+  if (reason !== "stop-sequence" && reason !== "tool-calls") for (const event of assembler.push(decoder.flush()).events) out.push(event);
+  for (const event of assembler.finish()) out.push(event);
+  out.push(finishEvent(reason, assembler, usage));
+}
+
+/**
+ * One sequence's place at the decode barrier: a member from its first token until it stops, stepping out while its
+ * reader lags a full buffer behind (so the others go on without it) and back in once the reader catches up.
+ */
+class StepPacer {
+  private joined = false;
+
+  constructor(private readonly barrier: DecodeBarrier | undefined, private readonly out: EventBuffer<GenerationEvent>) {}
+
+  async beforeNextToken(): Promise<void> {
+    if (this.out.full) {
+      this.stop();
+      await this.out.waitForRoom();
+    }
+    if (!this.barrier) return;
+    if (!this.joined) {
+      this.barrier.join();
+      this.joined = true;
+    }
+    await this.barrier.arrive();
+  }
+
+  stop(): void {
+    if (this.joined) this.barrier?.leave();
+    this.joined = false;
+  }
 }
 
 /** Any completed tool call makes the reason "tool-calls" (unless aborted); the stop sequence is named when one ended it. */

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { DecodeBarrier } from "./decode-barrier.js";
+
+/** Tracks whether a promise has settled, after letting pending microtasks run. */
+function watch(promise: Promise<void>): { settled: () => Promise<boolean> } {
+  let done = false;
+  void promise.then(() => { done = true; });
+  return { settled: async () => { await Promise.resolve(); await Promise.resolve(); return done; } };
+}
+
+describe("DecodeBarrier", () => {
+  it("lets a lone member through at once", async () => {
+    const barrier = new DecodeBarrier();
+    barrier.join();
+    expect(await watch(barrier.arrive()).settled()).toBe(true);
+  });
+
+  it("holds arrivals until every member has arrived, then releases them together", async () => {
+    const barrier = new DecodeBarrier();
+    barrier.join();
+    barrier.join();
+    barrier.join();
+    const first = watch(barrier.arrive());
+    const second = watch(barrier.arrive());
+    expect(await first.settled()).toBe(false);
+    expect(await second.settled()).toBe(false);
+    expect(barrier.arrived).toBe(2);
+    const third = watch(barrier.arrive());
+    expect([await first.settled(), await second.settled(), await third.settled()]).toEqual([true, true, true]);
+    expect(barrier.arrived).toBe(0);
+  });
+
+  it("starts each step afresh: an early arrival for the next step waits for the others again", async () => {
+    const barrier = new DecodeBarrier();
+    barrier.join();
+    barrier.join();
+    void barrier.arrive();
+    await barrier.arrive();
+    const early = watch(barrier.arrive());
+    expect(await early.settled()).toBe(false);
+    await barrier.arrive();
+    expect(await early.settled()).toBe(true);
+  });
+
+  it("releases the waiting members when the last one missing leaves", async () => {
+    const barrier = new DecodeBarrier();
+    barrier.join();
+    barrier.join();
+    barrier.join();
+    const first = watch(barrier.arrive());
+    const second = watch(barrier.arrive());
+    barrier.leave();
+    expect([await first.settled(), await second.settled()]).toEqual([true, true]);
+    expect(barrier.size).toBe(2);
+  });
+
+  it("waits for a member that joins mid-step", async () => {
+    const barrier = new DecodeBarrier();
+    barrier.join();
+    barrier.join();
+    const first = watch(barrier.arrive());
+    barrier.join();
+    const second = watch(barrier.arrive());
+    expect(await first.settled()).toBe(false);
+    expect(await second.settled()).toBe(false);
+    const third = watch(barrier.arrive());
+    expect([await first.settled(), await second.settled(), await third.settled()]).toEqual([true, true, true]);
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * A step barrier across the sequences generating in one context. node-llama-cpp starts its next decode step as soon
+ * as the previous step's tokens are resolved, so a sequence whose loop is a few awaits behind misses the step and is
+ * decoded alone in the next one; the sequences then stay out of phase and rarely share a batch. Each member waits
+ * here after receiving its token until every other member has received its own; all are then released in the same
+ * event-loop turn, ask for their next token together, and land in one batch.
+ */
+
+const alreadyReleased: Promise<void> = Promise.resolve();
+
+export class DecodeBarrier {
+  private members = 0;
+  // Two arrays swapped on release, so a step allocates nothing but the waiting promises.
+  private waiting: Array<() => void> = [];
+  private spare: Array<() => void> = [];
+
+  /** Sequences currently in their token loop. */
+  get size(): number { return this.members; }
+
+  /** Sequences waiting for the others to arrive. */
+  get arrived(): number { return this.waiting.length; }
+
+  /** A sequence enters its token loop (after its first token). */
+  join(): void {
+    this.members++;
+  }
+
+  /** A sequence leaves its token loop (finished, aborted, failed or paused): the others no longer wait for it. */
+  leave(): void {
+    this.members--;
+    this.releaseIfComplete();
+  }
+
+  /** A member has its token; resolves once every current member has arrived (at once when it is alone). */
+  arrive(): Promise<void> {
+    if (this.members <= 1 && this.waiting.length === 0) return alreadyReleased;
+    return new Promise<void>((resolve) => {
+      this.waiting.push(resolve);
+      this.releaseIfComplete();
+    });
+  }
+
+  private releaseIfComplete(): void {
+    if (this.waiting.length === 0 || this.waiting.length < this.members) return;
+    const wake = this.waiting;
+    this.waiting = this.spare;
+    this.spare = wake;
+    for (const resolve of wake) resolve();
+    wake.length = 0;
+  }
+}

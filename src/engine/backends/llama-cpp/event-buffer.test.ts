@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { EventBuffer } from "./event-buffer.js";
+
+async function readAll<T>(buffer: EventBuffer<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of buffer.drain()) items.push(item);
+  return items;
+}
+
+describe("EventBuffer", () => {
+  it("delivers pushed events in order, including those pushed while the reader waits", async () => {
+    const buffer = new EventBuffer<number>(4);
+    buffer.push(1);
+    const reading = readAll(buffer);
+    await Promise.resolve();
+    buffer.push(2);
+    buffer.push(3);
+    buffer.end();
+    expect(await reading).toEqual([1, 2, 3]);
+  });
+
+  it("is full at capacity and makes room as the reader takes events", async () => {
+    const buffer = new EventBuffer<number>(2);
+    buffer.push(1);
+    buffer.push(2);
+    expect(buffer.full).toBe(true);
+    let roomMade = false;
+    const room = buffer.waitForRoom().then(() => { roomMade = true; });
+    const reader = buffer.drain();
+    await Promise.resolve();
+    expect(roomMade).toBe(false);
+    expect((await reader.next()).value).toBe(1);
+    await room;
+    expect(buffer.full).toBe(false);
+  });
+
+  it("unblocks the producer and drops events once the reader leaves", async () => {
+    const buffer = new EventBuffer<number>(1);
+    buffer.push(1);
+    const room = buffer.waitForRoom();
+    buffer.close();
+    await room;
+    buffer.push(2);
+    expect(buffer.closed).toBe(true);
+    expect(buffer.full).toBe(false);
+  });
+
+  it("rethrows the producer's failure after the events before it", async () => {
+    const buffer = new EventBuffer<number>(4);
+    buffer.push(1);
+    buffer.end({ error: new Error("boom") });
+    const seen: number[] = [];
+    await expect((async () => { for await (const item of buffer.drain()) seen.push(item); })()).rejects.toThrow("boom");
+    expect(seen).toEqual([1]);
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * The decode barrier on the real default model with four sequences in one context: concurrent requests share decode
+ * steps (counted through node-llama-cpp's batch prioritization hook), and neither an abort nor a reader that stops
+ * reading holds up the other sequences.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BatchItem, Llama, LlamaModel, PrioritizedBatchItem } from "node-llama-cpp";
+import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
+import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
+import { checkEventSequence } from "../../src/engine/event-invariants.js";
+import type { GenerationEvent } from "../../src/engine/events.js";
+import { realModelPath, testThreads } from "../helpers/real-model.js";
+import type { CompletionRequest } from "../../src/engine/messages.js";
+import { finishOf, readEvents, startOf } from "./stream-events.js";
+
+const MAX_TOKENS = 24;
+let llama: Llama;
+let model: LlamaCppModel;
+/** An independent tokenizer (vocabulary only) to check the engine's counts against. */
+let vocabulary: LlamaModel;
+/** Sequences in each decode batch node-llama-cpp dispatched. */
+const batches: number[] = [];
+
+/** Records each batch's size and takes the items in order, as many tokens as fit. */
+function recordBatch({ items, size }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] {
+  batches.push(items.length);
+  let left = size;
+  const chosen: PrioritizedBatchItem[] = [];
+  for (const item of items) {
+    if (left <= 0) break;
+    const processAmount = Math.min(item.tokens.length, left);
+    chosen.push({ item, processAmount });
+    left -= processAmount;
+  }
+  return chosen;
+}
+
+beforeAll(async () => {
+  llama = await openLlama(false);
+  model = await loadLlamaCppModel({
+    id: "smollm2-135m", path: realModelPath(), llama, parallel: 4, ctxSize: 1024, threads: testThreads(), prefixCache: false,
+    batching: { itemPrioritizationStrategy: recordBatch },
+  });
+  vocabulary = await llama.loadModel({ modelPath: realModelPath(), vocabOnly: true });
+});
+
+afterAll(async () => {
+  await model?.dispose();
+  await vocabulary?.dispose();
+  await llama?.dispose();
+});
+
+/** A raw completion that goes on counting, so it runs to its token limit. */
+const countRequest = (topic: string, maxTokens = MAX_TOKENS): CompletionRequest => ({
+  model: "smollm2-135m", prompt: `Counting ${topic}: 1, 2, 3, 4, 5, 6, 7, 8,`, maxTokens, sampling: { temperature: 0 },
+});
+
+/** Runs the requests together; returns each one's events and the mean sequences per decode step meanwhile. */
+async function runTogether(topics: string[]): Promise<{ results: GenerationEvent[][]; sequencesPerStep: number }> {
+  batches.length = 0;
+  const results = await Promise.all(topics.map((topic) => readEvents(model.complete(countRequest(topic)))));
+  return { results, sequencesPerStep: batches.reduce((a, b) => a + b, 0) / batches.length };
+}
+
+/** The prompt's tokens as the model's own tokenizer counts them, with the BOS the model expects. */
+function promptTokens(topic: string): number {
+  return vocabulary.tokenize(countRequest(topic).prompt, true).length + (vocabulary.tokens.shouldPrependBosToken ? 1 : 0);
+}
+
+function expectFullLength(events: GenerationEvent[], topic: string): void {
+  expect(finishOf(events)).toMatchObject({ reason: "length", usage: { outputTokens: MAX_TOKENS, inputTokens: promptTokens(topic) } });
+  expect(startOf(events).inputTokens).toBe(promptTokens(topic));
+}
+
+describe("decode barrier", () => {
+  it("completes four concurrent requests with correct usage, decoding them together", async () => {
+    const topics = ["colours", "fruits", "rivers", "birds"];
+    const { results, sequencesPerStep } = await runTogether(topics);
+    for (const [i, events] of results.entries()) expectFullLength(events, topics[i] ?? "");
+    // Without the barrier node-llama-cpp settles into batches of N − 1 = 3; with it nearly every step holds all 4.
+    expect(sequencesPerStep).toBeGreaterThan(3.4);
+  });
+
+  it("batches two concurrent requests in the same steps", async () => {
+    const { results, sequencesPerStep } = await runTogether(["stars", "trees"]);
+    for (const events of results) expect(finishOf(events).reason).toBe("length");
+    // Without the barrier two sequences almost never share a step (about 1.02 per step).
+    expect(sequencesPerStep).toBeGreaterThan(1.5);
+  });
+
+  it("lets the other sequences finish when one is aborted mid-generation", async () => {
+    const controller = new AbortController();
+    const aborted = (async () => {
+      const events: GenerationEvent[] = [];
+      for await (const event of model.complete(countRequest("cities"), { signal: controller.signal })) {
+        events.push(event);
+        if (event.type === "text-delta") controller.abort();
+      }
+      return events;
+    })();
+    const others = ["lakes", "hills", "ships"];
+    const results = await Promise.all(others.map((topic) => readEvents(model.complete(countRequest(topic)))));
+    for (const [i, events] of results.entries()) expectFullLength(events, others[i] ?? "");
+    const abortedEvents = await aborted;
+    expect(checkEventSequence(abortedEvents)).toEqual([]);
+    expect(finishOf(abortedEvents).reason).toBe("aborted");
+    expect(finishOf(abortedEvents).usage.outputTokens).toBeLessThan(MAX_TOKENS);
+  });
+
+  it("does not hold the others while one reader stops reading, and that reader still gets every event", async () => {
+    const others = ["coins", "boats"];
+    let othersDone!: () => void;
+    const othersFinished = new Promise<void>((resolve) => { othersDone = resolve; });
+    // A long generation whose reader takes one event, then waits until the other requests have finished.
+    const slow = (async () => {
+      const events: GenerationEvent[] = [];
+      for await (const event of model.complete(countRequest("metals", 40))) {
+        events.push(event);
+        if (events.length === 1) await othersFinished;
+      }
+      return events;
+    })();
+    const results = await Promise.all(others.map((topic) => readEvents(model.complete(countRequest(topic)))));
+    othersDone();
+    for (const [i, events] of results.entries()) expectFullLength(events, others[i] ?? "");
+    const slowEvents = await slow;
+    expect(checkEventSequence(slowEvents)).toEqual([]);
+    expect(finishOf(slowEvents)).toMatchObject({ reason: "length", usage: { outputTokens: 40 } });
+  });
+});
