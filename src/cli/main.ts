@@ -10,6 +10,7 @@ import { registerServe } from "./commands/serve.js";
 import { registerModels } from "./commands/models.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerUsage } from "./commands/usage.js";
+import { registerPs } from "./commands/ps.js";
 
 const program = new Command("kiln")
   .description("Run language models locally and serve them as Anthropic Messages and OpenAI-compatible APIs")
@@ -24,6 +25,7 @@ registerServe(program);
 registerModels(program);
 registerKeys(program);
 registerUsage(program);
+registerPs(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -38,6 +38,8 @@ export interface EngineOptions {
   ids?: IdFactory;
   /** Debug hook: where a prompt diverged from the best cached sequence (for a prefix-cache log). */
   onPrefixDivergence?(model: string, info: PrefixDivergence): void;
+  /** Called as each model (local or remote) finishes loading, with how long it took (metrics). */
+  onModelLoad?(model: string, milliseconds: number): void;
 }
 
 interface Served { model: LoadedModel; scheduler: Scheduler }
@@ -62,10 +64,15 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     onPrefixDivergence: options.onPrefixDivergence,
   });
   const served: Served[] = [];
-  const add = (model: LoadedModel) => served.push({ model, scheduler: new Scheduler({ model: model.info.id, parallel: model.parallel, queue }) });
+  const add = async (loading: () => Promise<LoadedModel>) => {
+    const started = performance.now();
+    const model = await loading();
+    served.push({ model, scheduler: new Scheduler({ model: model.info.id, parallel: model.parallel, queue }) });
+    options.onModelLoad?.(model.info.id, performance.now() - started);
+  };
   try {
-    for (const declaration of options.models) add(await backend!.load(declaration));
-    for (const spec of options.remoteModels ?? []) add(await createRemoteModel(spec));
+    for (const declaration of options.models) await add(() => backend!.load(declaration));
+    for (const spec of options.remoteModels ?? []) await add(() => createRemoteModel(spec));
   } catch (error) {
     await Promise.all(served.map(({ model }) => model.dispose()));
     await backend?.dispose();

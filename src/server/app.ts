@@ -9,7 +9,7 @@ import type { Engine } from "../engine/engine-types.js";
 import { EngineError, toEngineError } from "../engine/errors.js";
 import { newId, type IdFactory } from "../lib/ids.js";
 import { anthropicSurface } from "./anthropic/surface.js";
-import { createAuthenticator } from "./authenticate.js";
+import { ANONYMOUS, createAuthenticator } from "./authenticate.js";
 import { decodePathParam, matchCanonicalPath } from "./canonical-path.js";
 import type { Principal, RequestContext, ResponseRecord, RouteDef, ServerFeatures, Surface } from "./context.js";
 import { createModelRoutes } from "./models-route.js";
@@ -48,7 +48,15 @@ export interface ListeningServer {
   port: number;
   /** Stops accepting, ends open connections (in-flight generations are aborted) and resolves when closed. */
   close(): Promise<void>;
+  /**
+   * Graceful stop: refuses new connections at once and new requests on kept-alive ones (overloaded, in the
+   * caller's shape), lets in-flight requests finish for up to `timeoutMs`, then ends what remains.
+   */
+  drain(timeoutMs: number): Promise<{ timedOut: boolean }>;
 }
+
+/** Shared by the request handler and the bound server: set once draining starts. */
+interface Lifecycle { draining: boolean }
 
 interface Mounted { route: RouteDef; surface?: Surface }
 
@@ -61,8 +69,13 @@ const CORS = {
 export function createServer(engine: Engine | Promise<Engine>, options: ServerOptions = {}): KilnServer {
   const surfaces = options.surfaces ?? [anthropicSurface, openaiSurface];
   const mounted = mountRoutes(surfaces);
-  const patterns = [...new Set([...mounted.map((m) => m.route.path), "/", "/api/hello", "/health", "/ready"])];
-  const auth = createAuthenticator(options.apiKeys ?? [], options.features?.keys);
+  const patterns = [...new Set([...mounted.map((m) => m.route.path), "/", "/api/hello", "/health", "/ready", "/metrics"])];
+  const features = options.features;
+  const auth = createAuthenticator(options.apiKeys ?? [], features?.keys);
+  const hasStaticKeys = (options.apiKeys ?? []).some((key) => key.length > 0);
+  // Decided per request so keys created (or all revoked) while the server runs take effect without a restart.
+  const authOn = () => hasStaticKeys || (features?.keys !== undefined && (features.keysEnforced?.() ?? true));
+  const lifecycle: Lifecycle = { draining: false };
   const ids = options.ids ?? newId;
   const now = options.now ?? Date.now;
   const state = trackEngine(engine);
@@ -83,7 +96,7 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
     const match = matchCanonicalPath(url.pathname, patterns);
     const method = request.method === "HEAD" ? "GET" : request.method;
     const found = match && mounted.find((m) => m.route.path === match.pattern && m.route.method === method);
-    const record: ResponseRecord = { requestId, method: request.method, route: match?.pattern ?? url.pathname, status: 0, keyId: "anonymous", durationMs: 0 };
+    const record: ResponseRecord = { requestId, method: request.method, route: match?.pattern ?? "unmatched", status: 0, keyId: "anonymous", durationMs: 0 };
     let principal: Principal | undefined;
     let response: Response;
     try {
@@ -92,7 +105,9 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
       response = pickSurface(match?.path ?? url.pathname, request.headers, found).errorResponse(toEngineError(error), requestId);
     }
     const extra = principal ? await options.features?.responseHeaders?.(principal) : undefined;
-    const headers = { ...CORS, ...extra, "request-id": requestId, "x-request-id": requestId };
+    // While draining, a kept-alive connection is closed after its response so the client reconnects elsewhere.
+    const closing: Record<string, string> = lifecycle.draining ? { connection: "close" } : {};
+    const headers = { ...CORS, ...extra, ...closing, "request-id": requestId, "x-request-id": requestId };
     return withResponseRecord(response, headers, (status) => {
       Object.assign(record, { status, durationMs: now() - started });
       options.features?.onResponse?.(record);
@@ -101,13 +116,14 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
 
     async function route(): Promise<Response> {
       if (request.method === "OPTIONS") return preflight(request);
-      const builtin = match && answerBuiltin(match.pattern, state);
+      const builtin = match && (await answerBuiltin(match.pattern, state, lifecycle, features));
       if (builtin) return builtin;
       if (!match || !found) throw new EngineError("not_found", `${request.method} ${url.pathname}: no such route`);
-      if (found.route.auth) {
+      if (lifecycle.draining) throw new EngineError("overloaded", "The server is shutting down; retry on another instance", { retryAfter: 5 });
+      if (found.route.auth && authOn()) {
         principal = await auth.authenticate(request.headers);
         if (!principal) throw unauthorized(request.headers);
-      } else principal = { keyId: "anonymous" };
+      } else principal = ANONYMOUS;
       record.keyId = principal.keyId;
       const ready = state.engine;
       if (!ready) throw state.failure ?? new EngineError("overloaded", "The model is still loading; retry shortly", { retryAfter: 2 });
@@ -128,13 +144,13 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
 
   function wrapEngine(engine: Engine, principal: Principal, requestId: string): Engine {
     const capped = withOutputCap(engine, options.maxOutputTokens);
-    return options.features?.wrapEngine?.(capped, principal, requestId) ?? capped;
+    return features?.wrapEngine?.(capped, principal, requestId) ?? capped;
   }
 
   const app = new H3({ allowMalformedURL: true, silent: true });
   app.all("/**", (event) => dispatch(event.req as Request));
   const fetch = async (request: Request) => app.fetch(request);
-  return { fetch, listen: (listenOptions) => listen(toNodeHandler(app), listenOptions) };
+  return { fetch, listen: (listenOptions) => listen(toNodeHandler(app), lifecycle, listenOptions) };
 }
 
 /** Surface routes plus the shared model routes; a path served twice keeps its first definition. */
@@ -157,10 +173,18 @@ function trackEngine(engine: Engine | Promise<Engine>): EngineState {
   return state;
 }
 
-/** Health, readiness and Claude Code's start-up preconnect (`HEAD /`, `HEAD /api/hello`): no auth, answered at once. */
-function answerBuiltin(pattern: string, state: EngineState): Response | undefined {
+/**
+ * Health, readiness, metrics and Claude Code's start-up preconnect (`HEAD /`, `HEAD /api/hello`): no auth,
+ * answered at once. `/ready` turns 503 while draining so load balancers stop routing here.
+ */
+async function answerBuiltin(pattern: string, state: EngineState, lifecycle: Lifecycle, features?: ServerFeatures): Promise<Response | undefined> {
   if (pattern === "/" || pattern === "/api/hello") return new Response("kiln is running\n", { headers: { "content-type": "text/plain; charset=utf-8" } });
+  if (pattern === "/metrics") {
+    if (!features?.metricsText) return undefined;
+    return new Response(await features.metricsText(), { headers: { "content-type": features.metricsContentType ?? "text/plain; version=0.0.4; charset=utf-8" } });
+  }
   if (pattern !== "/health" && pattern !== "/ready") return undefined;
+  if (pattern === "/ready" && lifecycle.draining) return jsonResponse({ status: "draining" }, 503);
   if (state.engine) return jsonResponse({ status: "ok", models: state.engine.listModels().map((m) => m.id) });
   if (state.failure) return jsonResponse({ status: "error", message: state.failure.message }, 503);
   return jsonResponse({ status: "loading" }, 503);
@@ -183,9 +207,15 @@ function unauthorized(headers: Headers): EngineError {
   return new EngineError("authentication", presented ? "invalid API key" : "missing API key: send it as x-api-key or Authorization: Bearer");
 }
 
-async function listen(handler: ReturnType<typeof toNodeHandler>, options: { host?: string; port?: number } = {}): Promise<ListeningServer> {
+async function listen(handler: ReturnType<typeof toNodeHandler>, lifecycle: Lifecycle, options: { host?: string; port?: number } = {}): Promise<ListeningServer> {
   const host = options.host ?? "127.0.0.1";
-  const server: Server = createHttpServer(handler);
+  const server: Server = createHttpServer((req, res) => {
+    // A connection whose last response ends while draining is idle now: close it rather than wait for keep-alive.
+    res.once("close", () => {
+      if (lifecycle.draining) setImmediate(() => server.closeIdleConnections());
+    });
+    return handler(req, res);
+  });
   // Generations can take minutes before the first byte on a busy CPU; do not let Node cut requests short.
   server.requestTimeout = 0;
   await new Promise<void>((resolve, reject) => {
@@ -206,5 +236,22 @@ async function listen(handler: ReturnType<typeof toNodeHandler>, options: { host
       server.close(() => resolve());
       server.closeAllConnections();
     }),
+    drain: (timeoutMs) => drainServer(server, lifecycle, timeoutMs),
   };
+}
+
+function drainServer(server: Server, lifecycle: Lifecycle, timeoutMs: number): Promise<{ timedOut: boolean }> {
+  lifecycle.draining = true;
+  return new Promise((resolve) => {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      server.closeAllConnections();
+    }, timeoutMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve({ timedOut });
+    });
+    server.closeIdleConnections();
+  });
 }

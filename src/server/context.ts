@@ -46,6 +46,15 @@ export interface ServerFeatures {
   responseHeaders?(principal: Principal): Record<string, string> | Promise<Record<string, string>>;
   /** Called once per finished HTTP request (metrics, structured logs). */
   onResponse?(record: ResponseRecord): void;
+  /**
+   * Whether `keys` is enforced for this request (asked per request; default: always when `keys` is given). Lets a
+   * server started without keys begin requiring them as soon as one is created. Static keys are enforced regardless.
+   */
+  keysEnforced?(): boolean;
+  /** The Prometheus text exposition served at GET /metrics (no auth, like /health). */
+  metricsText?(): Promise<string>;
+  /** The Content-Type of `metricsText()` (default: Prometheus text 0.0.4). */
+  metricsContentType?: string;
 }
 
 /** One line of the request log / one observation for metrics. */

@@ -23,6 +23,10 @@ export interface ModelItem {
   max_tokens: number;
   context_length: number;
   max_model_len: number;
+  /** kiln's own: which backend serves the model ("llama-cpp", "remote"…). */
+  backend: string;
+  /** kiln's own: ModelInfo.details (file facts; for remote models, each replica's live state). */
+  details?: Record<string, unknown>;
 }
 
 /** The shared model routes (no surface of their own: errors take the caller's shape, see app.ts). */
@@ -47,6 +51,8 @@ export function toModelItem(info: ModelInfo): ModelItem {
     max_tokens: info.contextSize,
     context_length: info.contextSize,
     max_model_len: info.contextSize,
+    backend: info.backend,
+    ...(info.details ? { details: info.details } : {}),
   };
 }
 

@@ -27,7 +27,7 @@ export interface TeamFeaturesOptions {
    * Whether the store holds a live key now. The HTTP core turns auth on as soon as `keys` is given, so a server
    * started without --api-key should pass `keys` only when this is true (else a fresh install refuses everyone).
    */
-  hasLiveKeys(): boolean;
+  hasLiveKeys?(): boolean;
   /** The engine whose queue and cache figures /metrics reports (else the first one seen by wrapEngine). */
   engine?: Engine;
   /** Where log lines go and whether they are readable rather than JSON (defaults: stderr, when it is a terminal). */

@@ -3,7 +3,7 @@
  */
 import { createEngine, type Engine } from "../../src/engine/index.js";
 import { createServer, type ListeningServer, type ServerOptions } from "../../src/server/app.js";
-import { realModelPath } from "./real-model.js";
+import { realModelPath, testThreads } from "./real-model.js";
 
 /** The id the real default model is served under. */
 export const TEST_MODEL = "smollm2-135m";
@@ -28,7 +28,7 @@ export interface TestServerOptions extends ServerOptions {
 /** Loads the real model and listens on a free loopback port. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const { parallel = 2, queue, ctxSize = 2048, aliases, ...serverOptions } = options;
-  const engine = await createEngine({ models: [{ id: TEST_MODEL, path: realModelPath(), aliases }], parallel, queue, ctxSize, threads: 2 });
+  const engine = await createEngine({ models: [{ id: TEST_MODEL, path: realModelPath(), aliases }], parallel, queue, ctxSize, threads: testThreads() });
   const server = await createServer(engine, serverOptions).listen({ host: "127.0.0.1", port: 0 });
   return {
     url: server.url,

@@ -49,8 +49,11 @@ describe("kiln in front of kiln replicas", () => {
     expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBeGreaterThan(5);
     expect(message.usage.output_tokens).toBeGreaterThan(0);
     const streamed = await client.messages.stream({ model: FRONT_MODEL, max_tokens: 8, messages: [{ role: "user", content: "Count to three." }] }).finalMessage();
-    expect(streamed.stop_reason).toBe("max_tokens");
-    expect(streamed.usage.output_tokens).toBe(8);
+    // The model may finish its count within 8 tokens: either stop is right, and the usage must agree with it.
+    expect(["max_tokens", "end_turn"]).toContain(streamed.stop_reason);
+    if (streamed.stop_reason === "max_tokens") expect(streamed.usage.output_tokens).toBe(8);
+    else expect(streamed.usage.output_tokens).toBeLessThanOrEqual(8);
+    expect(streamed.usage.output_tokens).toBeGreaterThan(0);
   });
 
   it("forwards a forced tool call through the OpenAI surface and its arguments parse", async () => {

@@ -65,6 +65,14 @@ async function statusOf(call: Promise<unknown>): Promise<number> {
   }
 }
 
+/** GET /metrics over HTTP, without a key (like /health). */
+async function scrapeMetrics(): Promise<string> {
+  const response = await fetch(`${server.url}/metrics`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
+  return response.text();
+}
+
 /** Prometheus text → sum of the samples of `name` whose labels include `labels`. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
   let total = 0;
@@ -130,7 +138,8 @@ describe("stored keys on a running server", () => {
 describe("usage, metrics and logs", () => {
   it("records usage rows and metrics that match the requests made, and logs them without the key", async () => {
     const key = await createKey("--name", "metered");
-    const before = await features.metricsText();
+    const before = await scrapeMetrics();
+    expect((await fetch(`${server.url}/no/such/path-${Date.now()}`)).status).toBe(404);
     const totals = { input: 0, cached: 0, output: 0 };
     let streamsWithText = 0;
     let gaps = 0;
@@ -158,7 +167,7 @@ describe("usage, metrics and logs", () => {
       db.close();
     }
 
-    const after = await features.metricsText();
+    const after = await scrapeMetrics();
     const delta = (name: string, labels?: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
     expect(delta("kiln_requests_total", { route: "/v1/messages", status: "200", model: TEST_MODEL })).toBe(2);
     expect(delta("kiln_tokens_total", { model: TEST_MODEL, kind: "input" })).toBe(totals.input);
@@ -166,6 +175,9 @@ describe("usage, metrics and logs", () => {
     expect(delta("kiln_request_duration_seconds_count", { route: "/v1/messages" })).toBe(2);
     expect(delta("kiln_time_to_first_token_seconds_count", { model: TEST_MODEL })).toBe(streamsWithText);
     if (gaps > 0) expect(delta("kiln_inter_token_seconds_count", { model: TEST_MODEL })).toBeGreaterThan(0);
+    // Unknown paths share one label value, so scanners cannot blow up the series count.
+    expect(delta("kiln_requests_total", { route: "unmatched", status: "404" })).toBe(1);
+    expect(after).not.toContain("/no/such/path");
     expect(after).toMatch(/^kiln_queue_depth 0$/m);
     expect(after).toMatch(/^kiln_active_sequences 0$/m);
     expect(after).toMatch(/^kiln_prompt_cache_hit_ratio [\d.e+-]+$/m);

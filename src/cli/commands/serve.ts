@@ -1,11 +1,17 @@
 import { InvalidArgumentError, type Command } from "commander";
+import type { Engine } from "../../engine/engine-types.js";
+import type { ListeningServer } from "../../server/app.js";
+import type { ServerFeatures } from "../../server/context.js";
+import type { TeamFeatures } from "../../team/team-features.js";
+import { LOG_LEVELS, type LogLevel } from "../../team/request-logger.js";
 import { UsageError } from "../report-error.js";
 import { collectValues, formatFlagErrors, parseNumberIn, type ModelFlags } from "../options.js";
+import { parseModelFlags, readConfigFile, type ConfigFile, type ModelDeclaration } from "../serve-config.js";
 
-/** Flags of `kiln serve`, as commander parses them. */
+/** Flags of `kiln serve`, as commander parses them (file settings fill what the flags leave unset). */
 export interface ServeFlags extends Omit<ModelFlags, "model"> {
-  host: string;
-  port: number;
+  host?: string;
+  port?: number;
   model?: string[];
   apiKey?: string[];
   /** False with --no-auth. */
@@ -13,9 +19,32 @@ export interface ServeFlags extends Omit<ModelFlags, "model"> {
   parallel?: number;
   queue?: number;
   maxOutputTokens?: number;
-  logLevel: "error" | "info" | "debug";
+  logLevel?: LogLevel;
+  /** Log prompts and outputs with each request. */
+  logBodies?: boolean;
   /** False with --no-prefix-cache. */
   prefixCache: boolean;
+  config?: string;
+  /** Seconds in-flight requests may take to finish after SIGINT/SIGTERM. */
+  drainTimeout: number;
+}
+
+/** `kiln serve` settings once the config file and the flags are merged (flags win). */
+interface ServeSettings {
+  host: string;
+  port: number;
+  apiKeys: string[];
+  auth: boolean;
+  parallel?: number;
+  queue?: number;
+  ctxSize?: number;
+  threads?: number;
+  maxOutputTokens?: number;
+  logLevel: LogLevel;
+  logBodies: boolean;
+  prefixCache: boolean;
+  drainTimeout: number;
+  models: ModelDeclaration[];
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
@@ -25,25 +54,31 @@ export function registerServe(program: Command): void {
   const command = program
     .command("serve")
     .description("serve models over HTTP as the Anthropic Messages API and an OpenAI-compatible API")
-    .option("--host <address>", "address to listen on", "127.0.0.1")
-    .option("--port <n>", "port to listen on (0 = any free port)", parseNumberIn(0, 65535, true), 5456);
+    .option("--config <file>", "read settings and models from a JSON file (flags override it)")
+    .option("--host <address>", "address to listen on (default 127.0.0.1)")
+    .option("--port <n>", "port to listen on (0 = any free port; default 5456)", parseNumberIn(0, 65535, true));
   // Not addModelOptions: serve's --model is repeatable (the first is the default).
   command
     .option("--threads <n>", "CPU threads for generation (default: all cores)", parseNumberIn(1, 1024, true))
     .option("--ctx-size <n>", "context size per sequence in tokens (default: the model's, capped)", parseNumberIn(256, 1_048_576, true))
-    .option("-m, --model <ref>", "model to serve (repeatable; default: the default model)", collectValues)
-    .option("--api-key <key>", "accept this API key (repeatable; also KILN_API_KEY, comma-separated)", collectValues)
-    .option("--no-auth", "serve without API keys even on a non-loopback address")
+    .option("-m, --model <ref>", "model to serve (repeatable; the first is the default): <ref>, <name>=<ref>, or <name>=openai+http://host:port/v1 for a remote replica (repeat the name for more replicas)", collectValues)
+    .option("--api-key <key>", "accept this API key (repeatable; also KILN_API_KEY, comma-separated); keys from `kiln keys create` are always accepted", collectValues)
+    .option("--no-auth", "serve without API keys, even on a non-loopback address and even when stored keys exist")
     .option("--parallel <n>", "requests decoded at once per model (default 4)", parseNumberIn(1, 256, true))
     .option("--queue <n>", "requests that may wait per model before new ones are refused (default 64)", parseNumberIn(0, 100_000, true))
     .option("--max-output-tokens <n>", "cap on generated tokens per request, whatever the client asks", parseNumberIn(1, 1_048_576, true))
-    .option("--log-level <level>", "error | info (one line per request) | debug", parseLogLevel, "info")
+    .option("--log-level <level>", `${LOG_LEVELS.join(" | ")} (info: one line per request; default info)`, parseLogLevel)
+    .option("--log-bodies", "log prompts and outputs with each request (off by default: they may be private)")
+    .option("--drain-timeout <seconds>", "on SIGINT/SIGTERM, how long in-flight requests may take to finish", parseNumberIn(0, 86_400, false), 30)
     .option("--no-prefix-cache", "evaluate every prompt in full instead of reusing cached prefixes (for comparisons)")
     .addHelpText("after", [
       "",
       "Clients:",
       "  Claude Code / Anthropic SDKs:  ANTHROPIC_BASE_URL=http://127.0.0.1:5456  ANTHROPIC_AUTH_TOKEN=<key>",
       "  OpenAI SDKs and tools:         base URL http://127.0.0.1:5456/v1  with the same key",
+      "",
+      "Stopping: SIGINT/SIGTERM stops accepting, lets requests finish (--drain-timeout), saves usage and exits;",
+      "a second signal exits at once.",
     ].join("\n"))
     .action(async (flags: ServeFlags) => {
       await serve(flags);
@@ -51,95 +86,142 @@ export function registerServe(program: Command): void {
   formatFlagErrors(command);
 }
 
-function parseLogLevel(value: string): ServeFlags["logLevel"] {
-  if (value === "error" || value === "info" || value === "debug") return value;
-  throw new InvalidArgumentError("expected error, info or debug");
+function parseLogLevel(value: string): LogLevel {
+  if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LogLevel;
+  throw new InvalidArgumentError(`expected one of ${LOG_LEVELS.join(", ")}`);
 }
 
-/** The keys to accept: --api-key values then KILN_API_KEY (comma-separated); none with --no-auth. */
-export function collectApiKeys(flags: Pick<ServeFlags, "apiKey" | "auth">, env = process.env): string[] {
+/** The keys to accept: --api-key values, the config file's, then KILN_API_KEY (comma-separated); none with --no-auth. */
+export function collectApiKeys(flags: Pick<ServeFlags, "apiKey" | "auth">, env = process.env, fromFile: string[] = []): string[] {
   if (!flags.auth) return [];
   const fromEnv = (env.KILN_API_KEY ?? "").split(",").map((key) => key.trim()).filter(Boolean);
-  return [...new Set([...(flags.apiKey ?? []), ...fromEnv])];
+  return [...new Set([...(flags.apiKey ?? []), ...fromFile, ...fromEnv])];
+}
+
+/** Merges the config file (when given) under the flags. */
+export function resolveSettings(flags: ServeFlags, env = process.env): ServeSettings {
+  const file: Partial<ConfigFile> & { declarations: ModelDeclaration[] } = flags.config ? readConfigFile(flags.config, env) : { declarations: [] };
+  const auth = flags.auth && !file.noAuth;
+  return {
+    host: flags.host ?? file.host ?? "127.0.0.1",
+    port: flags.port ?? file.port ?? 5456,
+    apiKeys: collectApiKeys({ apiKey: flags.apiKey, auth }, env, file.apiKeys),
+    auth,
+    parallel: flags.parallel ?? file.parallel,
+    queue: flags.queue ?? file.queue,
+    ctxSize: flags.ctxSize ?? file.ctxSize,
+    threads: flags.threads ?? file.threads,
+    maxOutputTokens: flags.maxOutputTokens ?? file.maxOutputTokens,
+    logLevel: flags.logLevel ?? file.logLevel ?? "info",
+    logBodies: flags.logBodies ?? false,
+    prefixCache: flags.prefixCache,
+    drainTimeout: flags.drainTimeout,
+    models: flags.model?.length ? parseModelFlags(flags.model) : file.declarations,
+  };
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
-  const apiKeys = collectApiKeys(flags);
-  if (!LOOPBACK.has(flags.host) && apiKeys.length === 0 && flags.auth) {
-    throw new UsageError(`refusing to serve on ${flags.host} without an API key`, "pass --api-key <key> (or set KILN_API_KEY), or --no-auth to serve without authentication");
+  const settings = resolveSettings(flags);
+  const log = (line: string) => void process.stderr.write(`${line}\n`);
+  const { createTeamFeatures } = await import("../../team/team-features.js");
+  const { kilnHome } = await import("../../models/index.js");
+  const features = createTeamFeatures({ home: kilnHome(), logLevel: settings.logLevel, logBodies: settings.logBodies });
+  if (!LOOPBACK.has(settings.host) && settings.auth && settings.apiKeys.length === 0 && !features.hasLiveKeys()) {
+    await features.close();
+    throw new UsageError(`refusing to serve on ${settings.host} without an API key`, "pass --api-key <key> (or set KILN_API_KEY, or create one with `kiln keys create`), or --no-auth to serve without authentication");
   }
+  const stop = watchSignals(log);
   const { createServer } = await import("../../server/app.js");
-  const log = (line: string) => process.stderr.write(`${line}\n`);
-  const engine = openEngine(flags, log);
+  const { openServeEngine } = await import("../serve-engine.js");
+  const engine = openServeEngine(settings, { log, onModelLoad: (id, ms) => features.observeModelLoad(id, ms) });
   const server = await createServer(engine, {
-    apiKeys,
-    maxOutputTokens: flags.maxOutputTokens,
-    onResponse: flags.logLevel === "error" ? undefined : (r) => log(`${r.method} ${r.route} ${r.status} ${r.durationMs}ms key=${r.keyId}${r.model ? ` model=${r.model}` : ""}${r.outputTokens !== undefined ? ` in=${r.inputTokens} cached=${r.cachedInputTokens} out=${r.outputTokens}` : ""} ${r.requestId}`),
-  }).listen({ host: flags.host, port: flags.port });
+    apiKeys: settings.apiKeys,
+    maxOutputTokens: settings.maxOutputTokens,
+    features: serverFeatures(features, settings),
+  }).listen({ host: settings.host, port: settings.port });
   log(`kiln listening on ${server.url} (loading models…)`);
-  let ready;
-  try {
-    ready = await engine;
-  } catch (error) {
+  const ready = await Promise.race([engine, stop.then(() => undefined)]).catch(async (error: unknown) => {
     await server.close();
+    await features.close();
     throw error;
+  });
+  if (!ready) {
+    // Stopped while loading: nothing is in flight; unload whatever finishes loading.
+    await server.close();
+    await features.close();
+    await engine.then((loaded) => loaded.close(), () => undefined);
+    return;
   }
-  printReady(server.url, ready.listModels(), apiKeys.length, log);
-  await waitForSignal();
-  log("kiln: shutting down");
-  await server.close();
-  await ready.close();
+  features.attachEngine(ready);
+  printReady(server.url, ready, settings, features.hasLiveKeys(), log);
+  await stop;
+  await shutDown(server, features, ready, settings.drainTimeout, log);
 }
 
-async function openEngine(flags: ServeFlags, log: (line: string) => void) {
-  const { resolveModel, parseModelRef, createProgressRenderer, DEFAULT_MODEL } = await import("../../models/index.js");
-  const refs = flags.model?.length ? flags.model : [DEFAULT_MODEL];
-  const models = [];
-  for (const ref of refs) {
-    const renderer = createProgressRenderer(process.stderr);
-    try {
-      models.push({ id: parseModelRef(ref).name, path: await resolveModel(ref, { onProgress: (p) => renderer.update(p) }) });
-    } finally {
-      renderer.finish();
-    }
-  }
-  const { createEngine } = await import("../../engine/index.js");
-  return createEngine({
-    models,
-    parallel: flags.parallel, queue: flags.queue, ctxSize: flags.ctxSize, threads: flags.threads,
-    prefixCache: flags.prefixCache,
-    // debug: show where each prompt stopped matching the cache (why a request re-evaluated its prefix).
-    onPrefixDivergence: flags.logLevel === "debug" ? (model, info) => log(`prefix cache ${model}: ${JSON.stringify(info)}`) : undefined,
+/**
+ * The features the HTTP core sees. Stored keys are enforced whenever one is live (checked per request, so a key
+ * created while the server runs counts at once); never with --no-auth.
+ */
+function serverFeatures(features: TeamFeatures, settings: ServeSettings): ServerFeatures {
+  if (!settings.auth) return { ...features, keys: undefined };
+  return { ...features, keysEnforced: () => features.hasLiveKeys() };
+}
+
+async function shutDown(server: ListeningServer, features: TeamFeatures, engine: Engine, drainSeconds: number, log: (line: string) => void): Promise<void> {
+  const drained = server.drain(drainSeconds * 1000);
+  // Logged once the port is closed, so whoever reads it knows new connections are refused.
+  log(`kiln: draining (up to ${drainSeconds}s for requests in flight; a second signal stops at once)`);
+  const { timedOut } = await drained;
+  if (timedOut) log("kiln: drain timeout reached; closed the remaining connections");
+  await features.close();
+  await engine.close();
+  log("kiln: stopped");
+}
+
+/** Resolves on the first SIGINT/SIGTERM; a second one exits at once with 130. */
+function watchSignals(log: (line: string) => void): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = false;
+    const onSignal = () => {
+      if (seen) {
+        log("kiln: second signal, exiting now");
+        process.exit(130);
+      }
+      seen = true;
+      resolve();
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
   });
 }
 
-interface ServedModel { id: string; contextSize: number; details?: Record<string, unknown> }
-
-function printReady(url: string, models: ServedModel[], keys: number, log: (line: string) => void): void {
-  for (const [i, model] of models.entries()) {
+function printReady(url: string, engine: Engine, settings: ServeSettings, storedKeys: boolean, log: (line: string) => void): void {
+  for (const [i, model] of engine.listModels().entries()) {
     const details = model.details ?? {};
+    const name = `model ${model.id}${i === 0 ? " (default)" : ""}${model.aliases.length ? ` (also ${model.aliases.join(", ")})` : ""}`;
+    if (model.backend === "remote") {
+      const replicas = Array.isArray(details.replicas) ? (details.replicas as { url: string }[]).map((r) => r.url) : [];
+      log(`${name}: remote, context ${model.contextSize} tokens, replicas ${replicas.join(", ")}`);
+      continue;
+    }
     const parallel = typeof details.parallel === "number" ? ` × ${details.parallel} parallel` : "";
-    log(`model ${model.id}${i === 0 ? " (default)" : ""}: context ${model.contextSize} tokens${parallel}, file ${formatBytes(details.fileSize)}, context memory ${formatBytes(details.contextMemory)}`);
+    log(`${name}: context ${model.contextSize} tokens${parallel}, file ${formatBytes(details.fileSize)}, context memory ${formatBytes(details.contextMemory)}`);
   }
   log(`Anthropic base URL: ${url}     (ANTHROPIC_BASE_URL)`);
   log(`OpenAI base URL:    ${url}/v1  (OPENAI_BASE_URL)`);
-  log(keys > 0 ? `auth: ${keys} API key${keys > 1 ? "s" : ""} (x-api-key or Authorization: Bearer)` : "auth: off (any key is accepted)");
+  log(describeAuth(settings, storedKeys));
+}
+
+function describeAuth(settings: ServeSettings, storedKeys: boolean): string {
+  if (!settings.auth) return "auth: off (--no-auth; any key is accepted)";
+  const keys = settings.apiKeys.length;
+  const parts = [...(keys > 0 ? [`${keys} API key${keys > 1 ? "s" : ""}`] : []), ...(storedKeys ? ["stored keys"] : [])];
+  if (parts.length > 0) return `auth: ${parts.join(" + ")} (x-api-key or Authorization: Bearer)`;
+  return "auth: off until a key is created with `kiln keys create` (any key is accepted)";
 }
 
 function formatBytes(value: unknown): string {
   const bytes = typeof value === "number" ? value : typeof value === "object" && value && "total" in value ? Number((value as { total: unknown }).total) : NaN;
   if (!Number.isFinite(bytes)) return "unknown";
   return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`;
-}
-
-function waitForSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
 }

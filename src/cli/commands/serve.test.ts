@@ -1,0 +1,47 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { toRemoteSpec } from "../serve-engine.js";
+import { resolveSettings, type ServeFlags } from "./serve.js";
+
+const noFlags: ServeFlags = { auth: true, prefixCache: true, drainTimeout: 30 };
+
+function writeConfig(content: unknown): string {
+  const path = join(mkdtempSync(join(tmpdir(), "kiln-serve-")), "kiln.json");
+  writeFileSync(path, JSON.stringify(content));
+  return path;
+}
+
+describe("resolveSettings", () => {
+  it("uses the defaults without a config file", () => {
+    expect(resolveSettings(noFlags, {})).toMatchObject({ host: "127.0.0.1", port: 5456, apiKeys: [], auth: true, logLevel: "info", logBodies: false, models: [] });
+  });
+
+  it("takes the file's settings and lets flags override them", () => {
+    const config = writeConfig({
+      host: "0.0.0.0", port: 9000, apiKeys: ["file-key"], threads: 3, logLevel: "warn",
+      models: [{ name: "big", backend: "openai", upstreams: ["http://a:8000/v1"] }, { source: "smollm2-135m", aliases: ["small"] }],
+    });
+    const fromFile = resolveSettings({ ...noFlags, config }, { KILN_API_KEY: "env-key" });
+    expect(fromFile).toMatchObject({ host: "0.0.0.0", port: 9000, threads: 3, logLevel: "warn", apiKeys: ["file-key", "env-key"] });
+    expect(fromFile.models.map((m) => m.kind)).toEqual(["remote", "local"]);
+    const overridden = resolveSettings({ ...noFlags, config, port: 0, threads: 1, apiKey: ["flag-key"], logLevel: "debug", model: ["tiny=/m/t.gguf"] }, {});
+    expect(overridden).toMatchObject({ host: "0.0.0.0", port: 0, threads: 1, logLevel: "debug", apiKeys: ["flag-key", "file-key"] });
+    expect(overridden.models).toEqual([{ kind: "local", name: "tiny", source: "/m/t.gguf", aliases: [] }]);
+  });
+
+  it("turns auth off with --no-auth or the file's noAuth, dropping every key", () => {
+    const config = writeConfig({ noAuth: true, apiKeys: ["file-key"] });
+    expect(resolveSettings({ ...noFlags, config }, { KILN_API_KEY: "k" })).toMatchObject({ auth: false, apiKeys: [] });
+    expect(resolveSettings({ ...noFlags, auth: false, apiKey: ["x"] }, {})).toMatchObject({ auth: false, apiKeys: [] });
+  });
+});
+
+describe("toRemoteSpec", () => {
+  it("makes one replica per upstream, each with the key", () => {
+    expect(toRemoteSpec({ kind: "remote", name: "big", upstreams: ["http://a/v1", "http://b/v1"], apiKey: "up", upstreamModel: "m", contextWindow: 4096, maxConcurrency: 2, aliases: ["b"] })).toEqual({
+      id: "big", aliases: ["b"], upstreamModel: "m", replicas: [{ url: "http://a/v1", apiKey: "up" }, { url: "http://b/v1", apiKey: "up" }], contextSize: 4096, maxConcurrency: 2,
+    });
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * The engine of `kiln serve`: local declarations resolve through the model store (pulling when needed), remote
+ * ones become replica pools of OpenAI-compatible upstreams.
+ */
+import type { RemoteModelSpec } from "../engine/backends/remote/remote-model.js";
+import type { Engine, ModelDeclaration as EngineModel } from "../engine/index.js";
+import type { ModelDeclaration } from "./serve-config.js";
+
+/** What the engine needs from `kiln serve`'s merged settings. */
+export interface ServeEngineSettings {
+  models: ModelDeclaration[];
+  parallel?: number;
+  queue?: number;
+  ctxSize?: number;
+  threads?: number;
+  prefixCache: boolean;
+  logLevel: string;
+}
+
+/** Hooks of {@link openServeEngine}. */
+export interface ServeEngineHooks {
+  log(line: string): void;
+  onModelLoad?(model: string, milliseconds: number): void;
+}
+
+/** Resolves every declared model (the default model when none is) and loads them. */
+export async function openServeEngine(settings: ServeEngineSettings, hooks: ServeEngineHooks): Promise<Engine> {
+  const { DEFAULT_MODEL } = await import("../models/index.js");
+  const declarations = settings.models.length ? settings.models : [{ kind: "local" as const, source: DEFAULT_MODEL, aliases: [] }];
+  const models: EngineModel[] = [];
+  const remoteModels: RemoteModelSpec[] = [];
+  for (const declaration of declarations) {
+    if (declaration.kind === "local") models.push(await resolveLocal(declaration));
+    else remoteModels.push(toRemoteSpec(declaration));
+  }
+  const { createEngine } = await import("../engine/index.js");
+  return createEngine({
+    models,
+    remoteModels,
+    parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads,
+    prefixCache: settings.prefixCache,
+    onModelLoad: hooks.onModelLoad,
+    // debug: show where each prompt stopped matching the cache (why a request re-evaluated its prefix).
+    onPrefixDivergence: settings.logLevel === "debug" ? (model, info) => hooks.log(`prefix cache ${model}: ${JSON.stringify(info)}`) : undefined,
+  });
+}
+
+async function resolveLocal(declaration: Extract<ModelDeclaration, { kind: "local" }>): Promise<EngineModel> {
+  const { resolveModel, parseModelRef, createProgressRenderer } = await import("../models/index.js");
+  const renderer = createProgressRenderer(process.stderr);
+  try {
+    const path = await resolveModel(declaration.source, { onProgress: (p) => renderer.update(p) });
+    return { id: declaration.name ?? parseModelRef(declaration.source).name, path, aliases: declaration.aliases };
+  } finally {
+    renderer.finish();
+  }
+}
+
+/** A remote declaration as the engine takes it: one replica per upstream URL, all with the same key. */
+export function toRemoteSpec(declaration: Extract<ModelDeclaration, { kind: "remote" }>): RemoteModelSpec {
+  return {
+    id: declaration.name,
+    aliases: declaration.aliases,
+    upstreamModel: declaration.upstreamModel,
+    replicas: declaration.upstreams.map((url) => ({ url, ...(declaration.apiKey ? { apiKey: declaration.apiKey } : {}) })),
+    contextSize: declaration.contextWindow,
+    maxConcurrency: declaration.maxConcurrency,
+  };
+}
