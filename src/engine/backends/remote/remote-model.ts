@@ -10,6 +10,7 @@ import { ReplicaPool, type Replica, type ReplicaSpec } from "./replica-pool.js";
 import { toUpstreamChatBody } from "./upstream-request.js";
 import { UpstreamEventMapper, readSseData } from "./upstream-events.js";
 import { fromUpstreamResponse } from "./upstream-errors.js";
+import { describeFetchError } from "./fetch-error.js";
 
 export interface RemoteModelSpec {
   id: string;
@@ -105,14 +106,17 @@ class RemoteModel implements LoadedModel {
       tried.add(replica);
       replica.outstanding++;
       let released = false;
-      const release = () => { if (!released) { released = true; replica.outstanding--; replica.served++; } };
+      const release = () => { if (!released) { released = true; replica.outstanding--; } };
       try {
         const timeout = AbortSignal.timeout(this.spec.connectTimeoutMs ?? 60_000);
         const response = await fetch(`${replica.spec.url}${path}`, {
           method: "POST", headers: replica.headers(), body: JSON.stringify(body),
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         });
-        if (response.ok) return { response, release };
+        if (response.ok) {
+          replica.served++;
+          return { response, release };
+        }
         release();
         lastError = await fromUpstreamResponse(response, replica.spec.url);
         if (lastError.code !== "overloaded") throw lastError;
@@ -120,8 +124,9 @@ class RemoteModel implements LoadedModel {
         release();
         if (error instanceof EngineError) throw error;
         if (signal?.aborted) throw new EngineError("aborted", "The request was aborted");
-        this.pool.markDown(replica, (error as Error).message);
-        lastError = new EngineError("overloaded", `upstream ${replica.spec.url} is unreachable: ${(error as Error).message}`, { retryAfter: 1 });
+        const reason = describeFetchError(error);
+        this.pool.markDown(replica, reason);
+        lastError = new EngineError("overloaded", `upstream ${replica.spec.url} is unreachable: ${reason}`, { retryAfter: 1 });
       }
     }
     throw lastError;

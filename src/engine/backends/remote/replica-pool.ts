@@ -3,6 +3,8 @@
  * health check that takes failing replicas out and puts them back, and passive marking on connection failures.
  * Connection reuse comes from fetch's keep-alive pool.
  */
+import { describeFetchError } from "./fetch-error.js";
+
 export interface ReplicaSpec {
   /** Base URL including the API prefix, e.g. http://gpu1:8000/v1. */
   url: string;
@@ -119,7 +121,7 @@ export class ReplicaPool {
       if (!response.ok) replica.lastError = `${url} answered ${response.status}`;
       return response.ok;
     } catch (error) {
-      replica.lastError = `${url}: ${(error as Error).message}`;
+      replica.lastError = `${url}: ${describeFetchError(error)}`;
       return false;
     }
   }
