@@ -1,0 +1,52 @@
+/**
+ * Benchmark settings shared by every side (direct node-llama-cpp, kiln, llama-server), so one run compares like with
+ * like: same threads, same per-sequence context, same number of parallel sequences, same prompts.
+ */
+import { availableParallelism, homedir } from "node:os";
+import { join } from "node:path";
+
+/** @typedef {ReturnType<typeof readSettings>} Settings */
+
+/** Reads the settings, with environment overrides for quick local runs (BENCH_QUICK=1 shrinks every phase). */
+export function readSettings(env = process.env) {
+  const quick = env.BENCH_QUICK === "1";
+  const kilnHome = env.KILN_HOME ?? join(homedir(), ".kiln");
+  return {
+    quick,
+    kilnHome,
+    modelName: env.BENCH_MODEL ?? "smollm2-135m",
+    modelPath: env.BENCH_MODEL_PATH ?? join(kilnHome, "models", `${env.BENCH_MODEL ?? "smollm2-135m"}.gguf`),
+    threads: Number(env.BENCH_THREADS ?? availableParallelism()),
+    /** Context per sequence, in tokens (kiln --ctx-size; llama-server gets ctxPerSequence × parallel, split per slot). */
+    ctxPerSequence: Number(env.BENCH_CTX ?? 8192),
+    parallel: Number(env.BENCH_PARALLEL ?? 8),
+    promptTokens: 512,
+    generateTokens: quick ? 32 : 128,
+    singleStreamRepeats: Number(env.BENCH_REPEATS ?? (quick ? 1 : 3)),
+    sweepClients: quick ? [1, 2] : [1, 2, 4, 8],
+    sweepTokens: Number(env.BENCH_SWEEP_TOKENS ?? (quick ? 16 : 64)),
+    /** Requests each client sends one after another at every sweep level. */
+    sweepRounds: Number(env.BENCH_ROUNDS ?? (quick ? 1 : 2)),
+    agentTurns: quick ? 3 : 10,
+    agentAnswerTokens: quick ? 8 : 16,
+    /**
+     * Turns replayed on kiln without its prefix cache (all turns by default; BENCH_NO_CACHE_TURNS=1,10 measures only
+     * those, each with the exact prompt the cached run sent).
+     */
+    noCacheTurns: env.BENCH_NO_CACHE_TURNS?.split(",").map(Number),
+    /** Turns of each of the two interleaved conversations. */
+    interleavedTurns: Number(env.BENCH_INTERLEAVED_TURNS ?? (quick ? 2 : 10)),
+    /** Sequences the two interleaved agent conversations share (fewer than conversations). */
+    interleavedSequences: 1,
+    /** A bound on any one HTTP request, so a stuck server cannot hang the run. */
+    requestTimeoutMs: 180_000,
+    /** Wall-clock budget: once spent, remaining repeats, levels and turns are skipped (and the report says so). */
+    budgetSeconds: Number(env.BENCH_BUDGET_S ?? (quick ? 300 : 840)),
+    startedAt: Date.now(),
+  };
+}
+
+/** True once the run's wall-clock budget is spent. */
+export function isOverBudget(settings) {
+  return Date.now() - settings.startedAt > settings.budgetSeconds * 1000;
+}

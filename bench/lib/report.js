@@ -1,0 +1,132 @@
+/** Turns a benchmark result object into the committed Markdown report (and README table). */
+import { round } from "./stats.js";
+
+const fmt = (v, d = 1) => (v === null || v === undefined || !Number.isFinite(v) ? "–" : String(round(v, d)));
+
+function table(header, rows) {
+  return [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+}
+
+function machineSection(r) {
+  const m = r.machine;
+  return [
+    `Machine: ${m.cpu.model} (family ${m.cpu.family} model ${m.cpu.modelNumber} stepping ${m.cpu.stepping}`
+      + `${m.cpu.hypervisor ? ", virtual machine" : ""}), ${m.logicalCpus} logical CPUs, ${m.memoryGiB} GiB.`,
+    `CPU flags: ${m.cpu.flags.join(" ")}${m.cpu.flags.includes("amx_tile") ? "" : " (no AMX)"}.`,
+    `Node ${m.node}, node-llama-cpp ${m.nodeLlamaCpp} (llama.cpp ${m.nodeLlamaCppLlamaRelease}); llama-server built from`
+      + ` the same source bundle, commit ${r.llamaCpp?.commit?.slice(0, 12) ?? "–"}`
+      + `${r.llamaCpp?.removedVariants?.length ? `, variants removed after SIGILL: ${r.llamaCpp.removedVariants.join(", ")}` : ""}.`,
+    `Load average at start ${m.loadAverageAtStart.join(" / ")}, at end ${r.loadAverageAtEnd?.join(" / ") ?? "–"}`
+      + ` (the machine is shared; compare ratios from the same run, not absolute figures).`,
+    `Settings: ${r.settings.threads} threads, ${r.settings.ctxPerSequence} tokens of context per sequence,`
+      + ` ${r.settings.parallel} parallel sequences, flash attention left at the default (auto) everywhere, greedy sampling.`,
+  ].join("\n");
+}
+
+function singleStreamSection(r) {
+  const rows = r.singleStream.map((s) => [s.side, s.cpuVariant ?? "–", fmt(s.promptTokensPerSecond), fmt(s.generationTokensPerSecond),
+    s.note ?? ""]);
+  return table(["single stream", "CPU variant", `prompt ${r.settings.promptTokens} tok/s`,
+    `generate ${r.settings.generateTokens} tok/s`, "note"], rows);
+}
+
+function sweepSection(r) {
+  const rows = [];
+  for (const level of r.sweep) {
+    for (const side of ["kiln", "llama-server"]) {
+      const s = level[side];
+      if (!s) continue;
+      rows.push([String(level.clients), side, fmt(s.ttftP50Ms, 0), fmt(s.ttftP95Ms, 0), fmt(s.itlP50Ms), fmt(s.itlP95Ms),
+        fmt(s.aggregateTokensPerSecond)]);
+    }
+    if (level.direct) {
+      rows.push([String(level.clients), "node-llama-cpp in-process (reference)", "–", "–", "–", "–", fmt(level.direct.aggregateTokensPerSecond)]);
+    }
+  }
+  return table(["clients", "server", "TTFT p50 ms", "TTFT p95 ms", "ITL p50 ms", "ITL p95 ms", "aggregate tok/s"], rows);
+}
+
+function agentSection(r) {
+  const sides = Object.keys(r.agentTrace);
+  const turns = r.agentTrace[sides[0]]?.map((t) => t.turn) ?? [];
+  const rows = turns.map((turn, i) => [String(turn), fmt(r.agentTrace[sides[0]][i]?.promptTokens, 0),
+    ...sides.map((s) => {
+      const t = r.agentTrace[s][i];
+      return t ? `${fmt(t.ttftMs, 0)}${t.cachedTokens !== undefined ? ` (${t.cachedTokens} cached)` : ""}` : "–";
+    })]);
+  return table(["turn", "prompt tokens", ...sides.map((s) => `${s} TTFT ms`)], rows);
+}
+
+function interleavedSection(r) {
+  const sides = Object.keys(r.interleaved ?? {});
+  if (sides.length === 0) return "(not run)";
+  const n = r.interleaved[sides[0]].length;
+  const rows = Array.from({ length: n }, (_, i) => {
+    const t0 = r.interleaved[sides[0]][i];
+    return [`${t0.conversation === 1 ? "A" : "B"}${t0.turn}`, fmt(t0.promptTokens, 0),
+      ...sides.map((s) => `${fmt(r.interleaved[s][i]?.ttftMs, 0)} (${r.interleaved[s][i]?.cachedTokens ?? "?"} cached)`)];
+  });
+  return table(["turn", "prompt tokens", ...sides.map((s) => `${s} TTFT ms`)], rows);
+}
+
+function ratiosSection(r) {
+  const x = r.ratios;
+  const rows = [
+    ["kiln ÷ direct node-llama-cpp generation", fmt(x.kilnOverDirectGeneration, 2), "≥ 0.95"],
+    ...x.kilnOverLlamaServerAggregate.map((v) => [`kiln ÷ llama-server aggregate tok/s, ${v.clients} clients`, fmt(v.ratio, 2), "≥ 1"]),
+    [`agent turn ${x.lastTurn ?? "–"} TTFT, no cache ÷ cache (kiln)`, fmt(x.cacheSpeedupLastTurn, 1), "≥ 5"],
+    [`agent turn ${x.lastTurn ?? "–"} TTFT, kiln ÷ llama-server`, fmt(x.kilnOverLlamaServerLastTurnTtft, 2), "≤ 1"],
+  ];
+  return table(["ratio (same run)", "measured", "target"], rows);
+}
+
+function rooflineSection(r) {
+  const x = r.roofline;
+  return [
+    `Memory read bandwidth: ${fmt(x.bandwidthGBs[1])} GB/s with 1 thread, ${fmt(x.bandwidthGBs[r.settings.threads])} GB/s with`
+      + ` ${r.settings.threads}. Model file ${fmt(x.modelBytes / 2 ** 20)} MiB → ceiling ${fmt(x.ceilingTokensPerSecond)} tok/s`
+      + ` single-stream; measured direct ${fmt(x.directGenerationTokensPerSecond)} tok/s`
+      + ` (${fmt((100 * x.directGenerationTokensPerSecond) / x.ceilingTokensPerSecond, 0)}% of the ceiling).`,
+  ].join("\n");
+}
+
+/** The Markdown report for one run. */
+export function renderReport(r) {
+  return [
+    `# kiln benchmark — ${r.date} on ${r.machine.host}`,
+    "",
+    machineSection(r),
+    "",
+    "## Ratios",
+    "",
+    ratiosSection(r),
+    "",
+    "## Single stream",
+    "",
+    singleStreamSection(r),
+    "",
+    "## Concurrency sweep",
+    "",
+    `Each client sends ${r.settings.sweepRounds} requests back to back, ${r.settings.sweepTokens} output tokens each.`,
+    "",
+    sweepSection(r),
+    "",
+    "## Agent trace",
+    "",
+    `${r.settings.agentTurns} turns, ~${r.agentSystemTokens}-token system prompt with tool list; each turn appends a user`
+      + " message, the tool call, the tool result and the answer.",
+    "",
+    agentSection(r),
+    "",
+    `Two conversations interleaved on ${r.settings.interleavedSequences} sequence(s):`,
+    "",
+    interleavedSection(r),
+    "",
+    "## Roofline",
+    "",
+    rooflineSection(r),
+    "",
+    ...(r.notes?.length ? ["## Notes", "", ...r.notes.map((n) => `- ${n}`), ""] : []),
+  ].join("\n");
+}

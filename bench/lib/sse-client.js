@@ -1,0 +1,92 @@
+/**
+ * A minimal OpenAI chat-completions streaming client that timestamps every content chunk. The same client measures
+ * kiln and llama-server, so both pay the same HTTP and parsing costs.
+ */
+
+/** @typedef {{ role: string, content: string }} ChatMessage */
+
+/**
+ * @typedef StreamTiming
+ * @property {number} ttftMs time from sending the request to the first content chunk
+ * @property {number[]} chunkTimesMs arrival time of every content chunk, relative to the request
+ * @property {number} completionTokens usage.completion_tokens, else the number of content chunks
+ * @property {number|undefined} promptTokens usage.prompt_tokens
+ * @property {number|undefined} cachedTokens usage.prompt_tokens_details.cached_tokens (or llama-server's timings.cache_n)
+ * @property {string} text the generated text
+ * @property {object|undefined} serverTimings llama-server's own `timings` object, when sent
+ */
+
+/** Reads a fetch body as SSE `data:` payloads. */
+async function* readSseData(body) {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let cut;
+    while ((cut = buffer.search(/\r?\n\r?\n/)) !== -1) {
+      const event = buffer.slice(0, cut);
+      buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
+      const data = event.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
+      if (data) yield data;
+    }
+  }
+}
+
+/**
+ * Sends one streaming chat completion and times it.
+ * @param {string} baseUrl
+ * @param {{ model: string, messages: ChatMessage[], maxTokens: number, extra?: object, timeoutMs: number }} request
+ * @returns {Promise<StreamTiming>}
+ */
+export async function streamChat(baseUrl, { model, messages, maxTokens, extra = {}, timeoutMs }) {
+  const body = {
+    model, messages, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true }, ...extra,
+  };
+  const started = performance.now();
+  const res = await fetch(`${baseUrl}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  if (!res.ok || !res.body) throw new Error(`HTTP ${res.status} from ${baseUrl}: ${(await res.text()).slice(0, 500)}`);
+  const chunkTimesMs = [];
+  let text = "";
+  let usage;
+  let serverTimings;
+  for await (const data of readSseData(res.body)) {
+    if (data === "[DONE]") break;
+    const json = JSON.parse(data);
+    if (json.error) throw new Error(`stream error from ${baseUrl}: ${JSON.stringify(json.error).slice(0, 300)}`);
+    const delta = json.choices?.[0]?.delta;
+    const piece = (delta?.content ?? "") + (delta?.reasoning_content ?? "");
+    if (piece) {
+      chunkTimesMs.push(performance.now() - started);
+      text += piece;
+    }
+    if (json.usage) usage = json.usage;
+    if (json.timings) serverTimings = json.timings;
+  }
+  return {
+    ttftMs: chunkTimesMs[0] ?? Number.NaN,
+    chunkTimesMs,
+    completionTokens: usage?.completion_tokens ?? chunkTimesMs.length,
+    promptTokens: usage?.prompt_tokens,
+    cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? serverTimings?.cache_n,
+    text,
+    serverTimings,
+  };
+}
+
+/** Generation rate after the first token: (tokens − 1) ÷ (last chunk − first chunk). */
+export function generationRate(timing) {
+  const n = timing.completionTokens;
+  const span = (timing.chunkTimesMs.at(-1) ?? 0) - timing.ttftMs;
+  return n > 1 && span > 0 ? ((n - 1) * 1000) / span : Number.NaN;
+}
+
+/** Gaps between consecutive content chunks (inter-token latency samples), in ms. */
+export function interTokenGaps(timing) {
+  const t = timing.chunkTimesMs;
+  return t.slice(1).map((v, i) => v - t[i]);
+}
