@@ -83,8 +83,9 @@ describe("kiln chat in a real terminal", () => {
   it("streams a reply, stops one with Esc, saves the conversation and exits cleanly", async () => {
     const home = dirname(dirname(realModelPath()));
     // One thread: on a busy shared machine llama.cpp's threads wait on each other and a second one slows decoding.
-    // `exec cat` keeps the pane open after kiln exits, so its exit status stays on screen.
-    const command = `cd ${ROOT} && KILN_HOME=${home} node bin/kiln.js chat --max-tokens 32 --temperature 0 --threads 1; echo "[kiln exited $?]"; exec cat`;
+    // `exec cat` keeps the pane open after kiln exits, so its exit status stays on screen. CI=true as CI systems set
+    // it: the chat must still draw every frame in a real terminal.
+    const command = `cd ${ROOT} && CI=true KILN_HOME=${home} node bin/kiln.js chat --max-tokens 32 --temperature 0 --threads 1; echo "[kiln exited $?]"; exec cat`;
     tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "40", command);
     await waitForScreen((text) => text.includes("smollm2-135m") && text.includes("Enter send"), "the chat to open", 150_000);
 
