@@ -30,12 +30,13 @@ function claudeBinary(): string {
   return binary;
 }
 
-function runClaude(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the binary against the server; `auth` picks the variable Claude Code takes the key from. */
+function runClaude(args: string[], auth: "ANTHROPIC_AUTH_TOKEN" | "ANTHROPIC_API_KEY" = "ANTHROPIC_AUTH_TOKEN"): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = {
     PATH: process.env.PATH ?? "",
     HOME: home,
     ANTHROPIC_BASE_URL: server.url,
-    ANTHROPIC_AUTH_TOKEN: TOKEN,
+    [auth]: TOKEN,
     ANTHROPIC_MODEL: TEST_MODEL,
     ANTHROPIC_DEFAULT_HAIKU_MODEL: TEST_MODEL,
     ANTHROPIC_SMALL_FAST_MODEL: TEST_MODEL,
@@ -79,5 +80,23 @@ describe("Claude Code against kiln serve", { timeout: 600_000 }, () => {
     const calls = records.filter((r) => r.route === "/v1/messages");
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.every((r) => r.status === 200 && r.keyId === "static:1" && r.stream === true)).toBe(true);
+  });
+
+  it("authenticates with ANTHROPIC_API_KEY (x-api-key) as well, and stream-json assistant events carry the request-id", async () => {
+    const before = records.length;
+    const run = await runClaude(["-p", "say hi", "--output-format", "stream-json", "--verbose", "--tools", "", "--system-prompt", "Reply with a short greeting."], "ANTHROPIC_API_KEY");
+    expect(run.code, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(0);
+    const events = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string; request_id?: string; is_error?: boolean });
+    expect(events.at(-1)).toMatchObject({ type: "result", is_error: false });
+    const served = new Set(records.slice(before).filter((r) => r.route === "/v1/messages" && r.status === 200).map((r) => r.requestId));
+    const assistant = events.filter((event) => event.type === "assistant");
+    expect(assistant.length).toBeGreaterThan(0);
+    for (const event of assistant) expect(served.has(event.request_id ?? "")).toBe(true);
+  });
+
+  it('claude -p "/context" completes', async () => {
+    const run = await runClaude(["-p", "/context", "--output-format", "json", "--tools", "", "--system-prompt", "Reply with a short greeting."]);
+    expect(run.code, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ type: "result", is_error: false });
   });
 });
