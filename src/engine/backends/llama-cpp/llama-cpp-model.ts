@@ -5,16 +5,16 @@
  */
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
 import type { GenerateOptions, LoadedModel, ModelInfo } from "../../backend.js";
-import { contextOverflow, EngineError } from "../../errors.js";
+import { EngineError } from "../../errors.js";
 import type { GenerationEvent } from "../../events.js";
+import { planChat, planCompletion, tokenizeChat, type PlanTarget } from "../../generation-plan.js";
 import type { ChatRequest, CompletionRequest } from "../../messages.js";
-import { renderChatPrompt, type PromptTemplate } from "../../text/render-prompt.js";
-import { responseFormatGrammar, toolCallGrammar } from "../../text/grammar.js";
+import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
 import { DecodeBarrier } from "./decode-barrier.js";
-import { describeModel, hasInfillTokens } from "./describe-model.js";
+import { describeModel } from "./describe-model.js";
 import { loadGgufModel } from "./load-llama.js";
-import { runGeneration, type GenerationPlan, type GenerationRuntime } from "./run-generation.js";
+import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { SlotPool, type PrefixDivergence } from "./slot-pool.js";
 
 /** How to load and serve one model. */
@@ -65,14 +65,14 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
 export class LlamaCppModel implements LoadedModel {
   readonly parallel: number;
   private readonly runtime: GenerationRuntime;
-  private readonly template: PromptTemplate;
+  private readonly target: PlanTarget;
 
   constructor(
     options: LlamaCppModelOptions,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
     readonly info: ModelInfo,
-    private readonly ctxSize: number,
+    ctxSize: number,
   ) {
     this.parallel = options.parallel;
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
@@ -82,97 +82,25 @@ export class LlamaCppModel implements LoadedModel {
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
     const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier();
-    this.runtime = { llama: options.llama, model, pool, ids: options.ids ?? newId, barrier };
-    this.template = {
-      source: model.fileInfo.metadata.tokenizer?.chat_template,
-      bosToken: model.tokens.bosString ?? undefined,
-      eosToken: model.tokens.eosString ?? undefined,
-    };
+    const vocabulary = vocabularyOf(model);
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier };
+    this.target = { modelId: info.id, vocabulary, ctxSize };
   }
 
   async *generate(request: ChatRequest, options: GenerateOptions = {}): AsyncGenerator<GenerationEvent> {
-    yield* runGeneration(this.runtime, this.planChat(request), options.signal);
+    yield* runGeneration(this.runtime, planChat(this.target, request), options.signal);
   }
 
   async *complete(request: CompletionRequest, options: GenerateOptions = {}): AsyncGenerator<GenerationEvent> {
-    yield* runGeneration(this.runtime, this.planCompletion(request), options.signal);
+    yield* runGeneration(this.runtime, planCompletion(this.target, request), options.signal);
   }
 
   async countTokens(request: ChatRequest): Promise<number> {
-    return this.tokenizeChat(request).length;
+    return tokenizeChat(this.target, request).length;
   }
 
   async dispose(): Promise<void> {
     await this.context.dispose();
     await this.model.dispose();
   }
-
-  private tokenizeChat(request: ChatRequest): Token[] {
-    rejectImages(request);
-    return this.model.tokenize(renderChatPrompt(request, this.template), true);
-  }
-
-  private planChat(request: ChatRequest): GenerationPlan {
-    const prompt = this.tokenizeChat(request);
-    const toolsOn = (request.tools?.length ?? 0) > 0 && request.toolChoice?.type !== "none";
-    const choice = request.toolChoice ?? { type: "auto" as const };
-    const toolGrammar = toolsOn ? toolCallGrammar(request.tools ?? [], choice) : undefined;
-    const formatGrammar = toolGrammar || !request.responseFormat ? undefined : responseFormatGrammar(request.responseFormat);
-    return {
-      modelId: this.info.id,
-      prompt,
-      maxTokens: this.fitToContext(prompt.length, request.maxTokens),
-      sampling: request.sampling,
-      stop: request.stop ?? [],
-      grammar: toolGrammar ? { text: toolGrammar, param: "tools" } : formatGrammar ? { text: formatGrammar, param: "response_format" } : undefined,
-      tools: toolsOn ? { names: (request.tools ?? []).map((tool) => tool.name), parallel: "parallel" in choice ? choice.parallel ?? true : true } : undefined,
-    };
-  }
-
-  private planCompletion(request: CompletionRequest): GenerationPlan {
-    const prompt = request.suffix === undefined ? this.tokenizeRaw(request.prompt) : this.tokenizeInfill(request.prompt, request.suffix);
-    if (prompt.length === 0) throw new EngineError("invalid_request", "prompt: must not be empty", { param: "prompt" });
-    return {
-      modelId: this.info.id,
-      prompt,
-      maxTokens: this.fitToContext(prompt.length, request.maxTokens),
-      sampling: request.sampling,
-      stop: request.stop ?? [],
-      logprobs: request.logprobs,
-    };
-  }
-
-  /** The raw prompt as-is (special tokens recognised), with BOS in front when the model expects one. */
-  private tokenizeRaw(text: string): Token[] {
-    const tokens = this.model.tokenize(text, true);
-    const bos = this.model.tokens.bos;
-    const wantsBos = this.model.tokens.shouldPrependBosToken && bos != null && tokens[0] !== bos;
-    return wantsBos ? [bos, ...tokens] : tokens;
-  }
-
-  /** Fill-in-the-middle in prefix-suffix-middle order, as llama.cpp's server builds it. */
-  private tokenizeInfill(prefix: string, suffix: string): Token[] {
-    if (!hasInfillTokens(this.model)) {
-      throw new EngineError("invalid_request", `suffix: model ${this.info.id} does not support fill-in-the-middle`, { param: "suffix" });
-    }
-    const { prefix: pre, suffix: suf, middle } = this.model.tokens.infill as { prefix: Token; suffix: Token; middle: Token };
-    return [pre, ...this.model.tokenize(prefix, true), suf, ...this.model.tokenize(suffix, true), middle];
-  }
-
-  /** Refuses a prompt that leaves no room to generate; clamps the output budget to the context left. */
-  private fitToContext(promptTokens: number, maxTokens: number): number {
-    if (!Number.isInteger(maxTokens) || maxTokens < 1) {
-      throw new EngineError("invalid_request", "max_tokens: must be a positive integer", { param: "max_tokens" });
-    }
-    if (promptTokens + 1 > this.ctxSize) throw contextOverflow(promptTokens, this.ctxSize);
-    return Math.min(maxTokens, this.ctxSize - promptTokens);
-  }
-}
-
-/** This backend has no vision: an image anywhere in the conversation is a client error naming where it is. */
-function rejectImages(request: ChatRequest): void {
-  request.messages.forEach((message, m) => {
-    const p = message.parts.findIndex((part) => part.type === "image");
-    if (p >= 0) throw new EngineError("invalid_request", `messages.${m}.content.${p}: this model does not accept images`, { param: `messages.${m}.content.${p}` });
-  });
 }

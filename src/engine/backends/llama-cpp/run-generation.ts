@@ -7,35 +7,21 @@
  */
 import { LlamaGrammarEvaluationState, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
 import { EngineError, toEngineError } from "../../errors.js";
-import type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "../../events.js";
-import type { SamplingOptions } from "../../messages.js";
+import type { FinishReason, GenerationEvent, TokenLogprob } from "../../events.js";
+import type { GenerationPlan } from "../../generation-plan.js";
+import { TokenEvents } from "../../token-events.js";
+import type { Vocabulary } from "../../text/vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
 import type { DecodeBarrier } from "./decode-barrier.js";
 import { EventBuffer } from "./event-buffer.js";
-import { OutputAssembler, type ToolParsing } from "./output-assembler.js";
 import { toEvaluateOptions } from "./sampling.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
-import { TokenTextDecoder } from "./token-text-decoder.js";
-
-/** One request, reduced to tokens and limits. */
-export interface GenerationPlan {
-  modelId: string;
-  prompt: Token[];
-  /** Already clamped to the context left after the prompt. */
-  maxTokens: number;
-  sampling?: SamplingOptions;
-  stop: string[];
-  /** GBNF constraining the output, and the request field it came from (for error messages). */
-  grammar?: { text: string; param: string };
-  tools?: ToolParsing;
-  /** Top alternatives to report per generated token (0 or undefined: none). */
-  logprobs?: number;
-}
 
 /** What the loop needs from the loaded model. */
 export interface GenerationRuntime {
   llama: Llama;
   model: LlamaModel;
+  vocabulary: Vocabulary;
   pool: SlotPool;
   ids: IdFactory;
   /** Keeps the context's generating sequences in step; absent: each asks for its tokens on its own. */
@@ -49,7 +35,7 @@ const BUFFERED_EVENTS = 16;
 export async function* runGeneration(runtime: GenerationRuntime, plan: GenerationPlan, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
   throwIfAborted(signal);
   const grammarState = plan.grammar ? await compileGrammar(runtime, plan.grammar) : undefined;
-  const lease = await runtime.pool.acquire(plan.prompt);
+  const lease = await runtime.pool.acquire(plan.prompt as Token[]);
   const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS);
   let production = Promise.resolve();
   try {
@@ -72,26 +58,20 @@ async function decodeTokens(
   signal: AbortSignal | undefined,
   out: EventBuffer<GenerationEvent>,
 ): Promise<void> {
-  const usage: Usage = { inputTokens: plan.prompt.length, cachedInputTokens: lease.reusedTokens, outputTokens: 0 };
-  out.push({ type: "start", model: plan.modelId, inputTokens: usage.inputTokens, cachedInputTokens: usage.cachedInputTokens });
-  const assembler = new OutputAssembler({ stop: plan.stop, tools: plan.tools, ids: runtime.ids });
-  const decoder = new TokenTextDecoder(runtime.model);
-  const output: Token[] = [];
-  const options = toEvaluateOptions(plan.sampling, () => [...plan.prompt, ...output], grammarState);
+  const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, lease.reusedTokens);
+  out.push(tokens.start());
+  const options = toEvaluateOptions(plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState);
   const wantLogprobs = (plan.logprobs ?? 0) > 0;
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";
   try {
-    const steps = lease.sequence.evaluateWithMetadata(plan.prompt.slice(lease.reusedTokens), { confidence: wantLogprobs, probabilities: wantLogprobs }, options);
+    const steps = lease.sequence.evaluateWithMetadata(plan.prompt.slice(lease.reusedTokens) as Token[], { confidence: wantLogprobs, probabilities: wantLogprobs }, options);
     for await (const step of steps) {
       if (signal?.aborted || out.closed) { reason = "aborted"; break; }
-      output.push(step.token);
-      usage.outputTokens++;
       const logprobs = wantLogprobs ? [toLogprob(runtime.model, step, plan.logprobs ?? 0)] : undefined;
-      const { events, done } = assembler.push(decoder.push(step.token), logprobs);
+      const { events, finished } = tokens.push(step.token, logprobs);
       for (const event of events) out.push(event);
-      if (done) { reason = assembler.stopSequence === undefined ? "tool-calls" : "stop-sequence"; break; }
-      if (usage.outputTokens >= plan.maxTokens) { reason = "length"; break; }
+      if (finished) { reason = finished; break; }
       await pacer.beforeNextToken();
     }
   } catch (error) {
@@ -100,10 +80,7 @@ async function decodeTokens(
   } finally {
     pacer.stop();
   }
-  // After a stop sequence or the one allowed tool call, anything still held back is past the end.
-  if (reason !== "stop-sequence" && reason !== "tool-calls") for (const event of assembler.push(decoder.flush()).events) out.push(event);
-  for (const event of assembler.finish()) out.push(event);
-  out.push(finishEvent(reason, assembler, usage));
+  for (const event of tokens.finish(reason)) out.push(event);
 }
 
 /**
@@ -132,13 +109,6 @@ class StepPacer {
     if (this.joined) this.barrier?.leave();
     this.joined = false;
   }
-}
-
-/** Any completed tool call makes the reason "tool-calls" (unless aborted); the stop sequence is named when one ended it. */
-function finishEvent(reason: FinishReason, assembler: OutputAssembler, usage: Usage): GenerationEvent {
-  if (reason !== "aborted" && assembler.completedCalls > 0) return { type: "finish", reason: "tool-calls", usage };
-  if (reason === "stop-sequence") return { type: "finish", reason, stopSequence: assembler.stopSequence, usage };
-  return { type: "finish", reason, usage };
 }
 
 /** node-llama-cpp exposes the sampled token's probability and the (sorted) candidate distribution. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { checkEventSequence } from "../../event-invariants.js";
-import type { GenerationEvent } from "../../events.js";
-import { sequentialIds } from "../../../lib/ids.js";
+import { checkEventSequence } from "../event-invariants.js";
+import type { GenerationEvent } from "../events.js";
+import { sequentialIds } from "../../lib/ids.js";
 import { OutputAssembler } from "./output-assembler.js";
 
 /** Feeds chunks until the assembler says done, then finishes; returns the events and where it stopped. */

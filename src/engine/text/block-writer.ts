@@ -2,9 +2,9 @@
  * Turns parsed output pieces into block events with rising indices, so the event grammar
  * (see event-invariants.ts) holds by construction: one block open at a time, every start ended.
  */
-import type { GenerationEvent, TokenLogprob } from "../../events.js";
-import type { ParsedPiece } from "../../text/tool-call-parser.js";
-import type { IdFactory } from "../../../lib/ids.js";
+import type { GenerationEvent, TokenLogprob } from "../events.js";
+import type { ParsedPiece } from "./tool-call-parser.js";
+import type { IdFactory } from "../../lib/ids.js";
 
 export class BlockWriter {
   private open?: { kind: "text" | "tool-call"; index: number };

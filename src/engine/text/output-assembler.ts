@@ -2,10 +2,10 @@
  * The text path from decoded tokens to events: stop sequences are cut first (the matched one is reported and never
  * emitted), then tool calls are parsed out when tools are offered, then pieces become numbered blocks.
  */
-import type { GenerationEvent, TokenLogprob } from "../../events.js";
-import type { IdFactory } from "../../../lib/ids.js";
-import { StopMatcher } from "../../text/stop-matcher.js";
-import { ToolCallParser, type ParsedPiece } from "../../text/tool-call-parser.js";
+import type { GenerationEvent, TokenLogprob } from "../events.js";
+import type { IdFactory } from "../../lib/ids.js";
+import { StopMatcher } from "./stop-matcher.js";
+import { ToolCallParser, type ParsedPiece } from "./tool-call-parser.js";
 import { BlockWriter } from "./block-writer.js";
 
 /** Which tools the parser should recognise; `parallel: false` ends generation after the first complete call. */

@@ -1,0 +1,108 @@
+/**
+ * A request reduced to tokens and limits, the same way for every local backend: the conversation rendered with the
+ * model's chat template and tokenized, the output budget clamped to the context left, the grammar a tool choice or
+ * response format demands. A backend that cannot enforce grammars says so, and such requests are refused by name.
+ */
+import { contextOverflow, EngineError } from "./errors.js";
+import type { ChatRequest, CompletionRequest, SamplingOptions } from "./messages.js";
+import type { ToolParsing } from "./text/output-assembler.js";
+import { renderChatPrompt } from "./text/render-prompt.js";
+import { responseFormatGrammar, toolCallGrammar } from "./text/grammar.js";
+import type { Vocabulary } from "./text/vocabulary.js";
+
+export interface GenerationPlan {
+  modelId: string;
+  prompt: number[];
+  /** Already clamped to the context left after the prompt. */
+  maxTokens: number;
+  sampling?: SamplingOptions;
+  stop: string[];
+  /** GBNF constraining the output, and the request field it came from (for error messages). */
+  grammar?: { text: string; param: string };
+  tools?: ToolParsing;
+  /** Top alternatives to report per generated token (0 or undefined: none). */
+  logprobs?: number;
+}
+
+/** The model a plan is made for. */
+export interface PlanTarget {
+  modelId: string;
+  vocabulary: Vocabulary;
+  /** Tokens per sequence (prompt + output). */
+  ctxSize: number;
+  /** Set by a backend that cannot constrain output with a grammar: its name, for the refusal message. */
+  noGrammarBackend?: string;
+}
+
+export function planChat(target: PlanTarget, request: ChatRequest): GenerationPlan {
+  const prompt = tokenizeChat(target, request);
+  const toolsOn = (request.tools?.length ?? 0) > 0 && request.toolChoice?.type !== "none";
+  const choice = request.toolChoice ?? { type: "auto" as const };
+  const toolGrammar = toolsOn ? toolCallGrammar(request.tools ?? [], choice) : undefined;
+  const formatGrammar = toolGrammar || !request.responseFormat ? undefined : responseFormatGrammar(request.responseFormat);
+  const grammar = toolGrammar ? { text: toolGrammar, param: "tools" } : formatGrammar ? { text: formatGrammar, param: "response_format" } : undefined;
+  if (grammar && target.noGrammarBackend) {
+    const param = grammar.param === "tools" ? "tool_choice" : grammar.param;
+    throw new EngineError("invalid_request", `${param}: model ${target.modelId} runs on the ${target.noGrammarBackend} backend, which cannot enforce structured output; use auto tool choice and text output, or a llama-cpp model`, { param });
+  }
+  return {
+    modelId: target.modelId,
+    prompt,
+    maxTokens: fitToContext(target, prompt.length, request.maxTokens),
+    sampling: request.sampling,
+    stop: request.stop ?? [],
+    grammar,
+    tools: toolsOn ? { names: (request.tools ?? []).map((tool) => tool.name), parallel: "parallel" in choice ? choice.parallel ?? true : true } : undefined,
+  };
+}
+
+export function planCompletion(target: PlanTarget, request: CompletionRequest): GenerationPlan {
+  const prompt = request.suffix === undefined ? tokenizeRaw(target.vocabulary, request.prompt) : tokenizeInfill(target, request.prompt, request.suffix);
+  if (prompt.length === 0) throw new EngineError("invalid_request", "prompt: must not be empty", { param: "prompt" });
+  return {
+    modelId: target.modelId,
+    prompt,
+    maxTokens: fitToContext(target, prompt.length, request.maxTokens),
+    sampling: request.sampling,
+    stop: request.stop ?? [],
+    logprobs: request.logprobs,
+  };
+}
+
+/** The rendered prompt's tokens: what `start.inputTokens` reports for the same request. */
+export function tokenizeChat(target: PlanTarget, request: ChatRequest): number[] {
+  rejectImages(target, request);
+  return target.vocabulary.tokenize(renderChatPrompt(request, target.vocabulary.template), true);
+}
+
+/** The raw prompt as-is (special tokens recognised), with BOS in front when the model expects one. */
+function tokenizeRaw(vocabulary: Vocabulary, text: string): number[] {
+  const tokens = vocabulary.tokenize(text, true);
+  const bos = vocabulary.prependBos;
+  return bos !== undefined && tokens[0] !== bos ? [bos, ...tokens] : tokens;
+}
+
+/** Fill-in-the-middle in prefix-suffix-middle order, as llama.cpp's server builds it. */
+function tokenizeInfill(target: PlanTarget, prefix: string, suffix: string): number[] {
+  const markers = target.vocabulary.infill;
+  if (!markers) throw new EngineError("invalid_request", `suffix: model ${target.modelId} does not support fill-in-the-middle`, { param: "suffix" });
+  const { tokenize } = target.vocabulary;
+  return [markers.prefix, ...tokenize(prefix, true), markers.suffix, ...tokenize(suffix, true), markers.middle];
+}
+
+/** Refuses a prompt that leaves no room to generate; clamps the output budget to the context left. */
+function fitToContext(target: PlanTarget, promptTokens: number, maxTokens: number): number {
+  if (!Number.isInteger(maxTokens) || maxTokens < 1) {
+    throw new EngineError("invalid_request", "max_tokens: must be a positive integer", { param: "max_tokens" });
+  }
+  if (promptTokens + 1 > target.ctxSize) throw contextOverflow(promptTokens, target.ctxSize);
+  return Math.min(maxTokens, target.ctxSize - promptTokens);
+}
+
+/** No local backend has vision yet: an image anywhere in the conversation is a client error naming where it is. */
+function rejectImages(target: PlanTarget, request: ChatRequest): void {
+  request.messages.forEach((message, m) => {
+    const p = message.parts.findIndex((part) => part.type === "image");
+    if (p >= 0) throw new EngineError("invalid_request", `messages.${m}.content.${p}: model ${target.modelId} does not accept images`, { param: `messages.${m}.content.${p}` });
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * From sampled tokens to events, the same for every local backend: the start event with real usage, incremental
+ * detokenisation, stop sequences, tool-call parsing and blocks (OutputAssembler), the output budget, and the finish
+ * event with the reason. The backend only supplies tokens and says when it stopped early (abort).
+ */
+import type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "./events.js";
+import type { GenerationPlan } from "./generation-plan.js";
+import type { IdFactory } from "../lib/ids.js";
+import { OutputAssembler } from "./text/output-assembler.js";
+import { TokenTextDecoder } from "./text/token-text-decoder.js";
+import type { Vocabulary } from "./text/vocabulary.js";
+
+/** What one token produced, and whether generation ends with it (and why). */
+export interface TokenOutcome { events: GenerationEvent[]; finished?: FinishReason }
+
+export class TokenEvents {
+  private readonly usage: Usage;
+  private readonly assembler: OutputAssembler;
+  private readonly decoder: TokenTextDecoder;
+  /** Tokens generated so far (for repetition penalties). */
+  readonly output: number[] = [];
+
+  constructor(private readonly plan: GenerationPlan, vocabulary: Pick<Vocabulary, "detokenize">, ids: IdFactory, cachedInputTokens = 0) {
+    this.usage = { inputTokens: plan.prompt.length, cachedInputTokens, outputTokens: 0 };
+    this.assembler = new OutputAssembler({ stop: plan.stop, tools: plan.tools, ids });
+    this.decoder = new TokenTextDecoder(vocabulary);
+  }
+
+  start(): GenerationEvent {
+    return { type: "start", model: this.plan.modelId, inputTokens: this.usage.inputTokens, cachedInputTokens: this.usage.cachedInputTokens };
+  }
+
+  /** A sampled token (an end-of-generation token is not pushed: the backend finishes with "stop"). */
+  push(token: number, logprobs?: TokenLogprob[]): TokenOutcome {
+    this.output.push(token);
+    this.usage.outputTokens++;
+    const { events, done } = this.assembler.push(this.decoder.push(token), logprobs);
+    if (done) return { events, finished: this.assembler.stopSequence === undefined ? "tool-calls" : "stop-sequence" };
+    return { events, finished: this.usage.outputTokens >= this.plan.maxTokens ? "length" : undefined };
+  }
+
+  /** The closing events for `reason`: held-back text (unless a stop sequence or the one tool call ended it), then finish. */
+  finish(reason: FinishReason): GenerationEvent[] {
+    const events: GenerationEvent[] = [];
+    if (reason !== "stop-sequence" && reason !== "tool-calls") events.push(...this.assembler.push(this.decoder.flush()).events);
+    events.push(...this.assembler.finish());
+    const usage = this.usage;
+    // Any completed tool call makes the reason "tool-calls" (unless aborted); the stop sequence is named when one ended it.
+    if (reason !== "aborted" && this.assembler.completedCalls > 0) events.push({ type: "finish", reason: "tool-calls", usage });
+    else if (reason === "stop-sequence") events.push({ type: "finish", reason, stopSequence: this.assembler.stopSequence, usage });
+    else events.push({ type: "finish", reason, usage });
+    return events;
+  }
+}
