@@ -13,11 +13,15 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Engine } from "../../src/engine/index.js";
+import type { ChatRequest } from "../../src/engine/messages.js";
 import type { ResponseRecord } from "../../src/server/context.js";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
 
 const TOKEN = "kiln-e2e-token";
 const records: ResponseRecord[] = [];
+/** Every request as the engine received it (after the Anthropic adapter). */
+const requests: ChatRequest[] = [];
 let server: TestServer;
 let home: string;
 
@@ -30,8 +34,14 @@ function claudeBinary(): string {
   return binary;
 }
 
-/** Runs the binary against the server; `auth` picks the variable Claude Code takes the key from. */
-function runClaude(args: string[], auth: "ANTHROPIC_AUTH_TOKEN" | "ANTHROPIC_API_KEY" = "ANTHROPIC_AUTH_TOKEN"): Promise<{ code: number; stdout: string; stderr: string }> {
+/** The fields merged into every request body by default: greedy, and sentence ends as stop sequences. */
+const SHORT_REPLIES = { temperature: 0, stop_sequences: [".", "!", "?", "\n"] };
+
+/**
+ * Runs the binary against the server; `auth` picks the variable Claude Code takes the key from, `extraBody` the
+ * fields merged into every request body.
+ */
+function runClaude(args: string[], auth: "ANTHROPIC_AUTH_TOKEN" | "ANTHROPIC_API_KEY" = "ANTHROPIC_AUTH_TOKEN", extraBody: object = SHORT_REPLIES): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = {
     PATH: process.env.PATH ?? "",
     HOME: home,
@@ -46,7 +56,7 @@ function runClaude(args: string[], auth: "ANTHROPIC_AUTH_TOKEN" | "ANTHROPIC_API
     CLAUDE_CODE_MAX_RETRIES: "1",
     // The reply must end on its own: one cut at the server's cap sends Claude Code into its output-limit recovery
     // turns. Greedy decoding plus sentence-end stop sequences (merged into every request body) keep it short.
-    CLAUDE_CODE_EXTRA_BODY: JSON.stringify({ temperature: 0, stop_sequences: [".", "!", "?", "\n"] }),
+    CLAUDE_CODE_EXTRA_BODY: JSON.stringify(extraBody),
   };
   return new Promise((resolve, reject) => {
     // stdin closed: in -p mode Claude Code otherwise waits a few seconds for piped input.
@@ -62,7 +72,14 @@ function runClaude(args: string[], auth: "ANTHROPIC_AUTH_TOKEN" | "ANTHROPIC_API
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "kiln-claude-home-"));
-  server = await startTestServer({ apiKeys: [TOKEN], ctxSize: 4096, parallel: 2, maxOutputTokens: 48, onResponse: (r) => records.push({ ...r }) });
+  const recordRequests = (engine: Engine): Engine => ({
+    ...engine,
+    generate: (request, options) => {
+      requests.push(request);
+      return engine.generate(request, options);
+    },
+  });
+  server = await startTestServer({ apiKeys: [TOKEN], ctxSize: 4096, parallel: 2, maxOutputTokens: 64, onResponse: (r) => records.push({ ...r }), features: { wrapEngine: recordRequests } });
 });
 
 afterAll(async () => {
@@ -92,6 +109,29 @@ describe("Claude Code against kiln serve", { timeout: 600_000 }, () => {
     const assistant = events.filter((event) => event.type === "assistant");
     expect(assistant.length).toBeGreaterThan(0);
     for (const event of assistant) expect(served.has(event.request_id ?? "")).toBe(true);
+  });
+
+  it("runs Bash with the model's streamed tool input and sends the matching tool_result in the next request", async () => {
+    const before = requests.length;
+    // The small model is made to call Bash by forcing the tool (kiln enforces tool_choice with a grammar). Which
+    // command it writes is its own choice (greedy: "git" at the time of writing); only harmless read-only ones are
+    // allowed to run, anything else is denied and comes back as an error result — the round trip is the same.
+    const forceBash = { temperature: 0, tool_choice: { type: "tool", name: "Bash" } };
+    const run = await runClaude(["-p", "echo kiln-bash-ok", "--output-format", "json", "--tools", "Bash", "--allowedTools", "Bash(echo:*)", "Bash(git:*)", "Bash(ls:*)", "Bash(pwd)", "--max-turns", "2", "--system-prompt", "Run the user message as a shell command with the Bash tool."], "ANTHROPIC_AUTH_TOKEN", forceBash);
+    const sent = requests.slice(before);
+    expect(sent.length, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBeGreaterThanOrEqual(2);
+    const history = sent[1]!.messages;
+    const call = history.flatMap((m) => m.parts).find((part) => part.type === "tool-call");
+    const result = history.flatMap((m) => m.parts).find((part) => part.type === "tool-result");
+    expect(call).toMatchObject({ type: "tool-call", name: "Bash" });
+    expect(result).toMatchObject({ type: "tool-result", toolCallId: (call as { id: string }).id });
+    const command = String((call as { input: { command?: unknown } }).input.command ?? "");
+    const output = JSON.stringify((result as { content: unknown }).content);
+    console.info(`Bash command: ${command}; result: ${output.slice(0, 200)}`);
+    const allowed = /^(echo|git|ls|pwd)\b/.test(command);
+    // An allowed command ran: its output (or exit status), not a request for approval, is the result.
+    if (allowed) expect(output).not.toContain("requires approval");
+    if (/^echo [\w -]+$/.test(command)) expect(output).toContain(command.slice(5).trim());
   });
 
   it('claude -p "/context" completes', async () => {
