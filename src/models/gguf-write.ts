@@ -1,6 +1,6 @@
 /**
- * A minimal GGUF writer (version 3, F32 tensors only), the inverse of gguf.ts. It exists so tests can build small,
- * deterministic model files instead of committing binaries.
+ * A minimal GGUF writer (version 3), the inverse of gguf.ts. It exists so tests can build small, deterministic
+ * model files instead of committing binaries. Tensors are F32 arrays, or bytes already encoded in a ggml type.
  */
 import { GgufType } from "./gguf.js";
 
@@ -16,11 +16,19 @@ export interface GgufTensorInput {
   data: Float32Array;
 }
 
+/** A tensor whose bytes are already encoded in ggml type `type` (a ggml type id: 8 = Q8_0, …). */
+export interface GgufEncodedTensorInput {
+  name: string;
+  dims: number[];
+  type: number;
+  bytes: Uint8Array;
+}
+
 const ALIGNMENT = 32;
 const F32 = 0;
 
 /** Encodes a complete GGUF v3 file. */
-export function encodeGguf(metadata: GgufEntry[], tensors: GgufTensorInput[]): Buffer {
+export function encodeGguf(metadata: GgufEntry[], tensors: Array<GgufTensorInput | GgufEncodedTensorInput>): Buffer {
   const parts: Buffer[] = [Buffer.from("GGUF", "latin1"), u32(3), u64(tensors.length), u64(metadata.length)];
   for (const entry of metadata) {
     parts.push(str(entry.key), u32(entry.type));
@@ -30,18 +38,22 @@ export function encodeGguf(metadata: GgufEntry[], tensors: GgufTensorInput[]): B
       parts.push(scalar(entry.type, entry.value));
     }
   }
+  const payloads = tensors.map(payloadOf);
   let offset = 0;
-  for (const tensor of tensors) {
-    parts.push(str(tensor.name), u32(tensor.dims.length), ...tensor.dims.map(u64), u32(F32), u64(offset));
-    offset = alignUp(offset + tensor.data.byteLength);
+  for (const [i, tensor] of tensors.entries()) {
+    const { type, data } = payloads[i]!;
+    parts.push(str(tensor.name), u32(tensor.dims.length), ...tensor.dims.map(u64), u32(type), u64(offset));
+    offset = alignUp(offset + data.length);
   }
   const header = Buffer.concat(parts);
   const out: Buffer[] = [header, Buffer.alloc(alignUp(header.length) - header.length)];
-  for (const tensor of tensors) {
-    const data = Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
-    out.push(data, Buffer.alloc(alignUp(data.length) - data.length));
-  }
+  for (const { data } of payloads) out.push(data, Buffer.alloc(alignUp(data.length) - data.length));
   return Buffer.concat(out);
+}
+
+function payloadOf(tensor: GgufTensorInput | GgufEncodedTensorInput): { type: number; data: Buffer } {
+  if ("bytes" in tensor) return { type: tensor.type, data: Buffer.from(tensor.bytes.buffer, tensor.bytes.byteOffset, tensor.bytes.byteLength) };
+  return { type: F32, data: Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength) };
 }
 
 function alignUp(n: number): number {

@@ -36,6 +36,8 @@ export interface GgufHeader {
   version: number;
   metadata: Record<string, GgufValue>;
   tensors: GgufTensorInfo[];
+  /** File offset where the tensor-data section starts (the header's end, aligned to `general.alignment`). */
+  dataOffset: number;
 }
 
 /** Thrown when bytes are not a GGUF file, or the header is cut short. */
@@ -46,6 +48,8 @@ export class GgufFormatError extends Error {
 /** Arrays longer than this keep only their length: vocabularies can hold 100k+ strings. */
 const MAX_KEPT_ARRAY = 1024;
 const MAGIC = 0x46554747; // "GGUF" read as little-endian uint32
+/** The spec's alignment of tensor data when `general.alignment` is absent. */
+const DEFAULT_ALIGNMENT = 32;
 
 /** Raised internally when the buffer ends before the header does; the file reader then reads more. */
 class NeedMoreBytes extends Error {}
@@ -164,7 +168,9 @@ function parseOrNeedMore(bytes: Buffer): GgufHeader {
     const dims = Array.from({ length: cursor.u32() }, () => cursor.u64());
     tensors.push({ name, dims, type: cursor.u32(), offset: cursor.u64() });
   }
-  return { version, metadata, tensors };
+  const alignment = metadata["general.alignment"];
+  const align = typeof alignment === "number" && alignment > 0 ? alignment : DEFAULT_ALIGNMENT;
+  return { version, metadata, tensors, dataOffset: Math.ceil(cursor.pos / align) * align };
 }
 
 /** True when the file starts with the GGUF magic. */

@@ -2,13 +2,49 @@
  * Writes a tiny, valid GGUF model: llama architecture, 2 layers of small random F32 weights (deterministic from a
  * seed), a byte-level BPE vocabulary with <|im_start|>, <|im_end|> and <|endoftext|>, and a ChatML template.
  * Its output is noise, but it loads and generates, so plumbing tests stay fast and need no download.
+ * Options pick another tensor type (quantized as llama.cpp's reference quantizers do), another shape, a larger
+ * LM-head scale (so logits have clear margins) and tied embeddings.
  */
 import { writeFile } from "node:fs/promises";
 import { GgufType } from "../../src/models/gguf.js";
-import { encodeGguf, type GgufEntry, type GgufTensorInput } from "../../src/models/gguf-write.js";
+import { encodeGguf, type GgufEncodedTensorInput, type GgufEntry, type GgufTensorInput } from "../../src/models/gguf-write.js";
+import { quantize } from "../../src/engine/backends/webgpu/gguf/codecs.js";
+import { GgmlType } from "../../src/engine/backends/webgpu/gguf/quant-types.js";
 
 /** The shape of the tiny model. */
 export const TINY = { embedding: 64, heads: 4, kvHeads: 2, layers: 2, feedForward: 128, contextLength: 512 } as const;
+
+/** A model shape (the tiny one unless overridden). Row lengths must be multiples of 32 for quantized types. */
+export type TinyShape = { -readonly [K in keyof typeof TINY]: number };
+
+/** Tensor types a tiny model can be written in (1-D norm weights stay F32, as llama.cpp keeps them). */
+export type TinyTensorType = "f32" | "f16" | "q4_0" | "q4_1" | "q5_0" | "q5_1" | "q8_0";
+
+/** How to vary the tiny model; every field is optional and the defaults give the original F32 model. */
+export interface TinyGgufOptions {
+  /** Type of every 2-D weight tensor (default f32). */
+  type?: TinyTensorType;
+  /** Overrides of the shape. */
+  shape?: Partial<TinyShape>;
+  /** Weights of every other matrix are uniform in ±weightScale/2 (default 0.2); larger makes attention sharper. */
+  weightScale?: number;
+  /** Weights of the LM head are uniform in ±outputScale/2 (default: weightScale); larger widens logit margins. */
+  outputScale?: number;
+  /** Norm weights drawn in [0.8, 1.2) instead of all ones, so a norm weight applied wrongly shows. */
+  randomNorms?: boolean;
+  /** Leave out output.weight, so the LM head reuses token_embd (which then gets `outputScale`). */
+  tied?: boolean;
+}
+
+const GGML_TYPES: Record<TinyTensorType, { type: GgmlType; fileType: number }> = {
+  f32: { type: GgmlType.F32, fileType: 0 },
+  f16: { type: GgmlType.F16, fileType: 1 },
+  q4_0: { type: GgmlType.Q4_0, fileType: 2 },
+  q4_1: { type: GgmlType.Q4_1, fileType: 3 },
+  q8_0: { type: GgmlType.Q8_0, fileType: 7 },
+  q5_0: { type: GgmlType.Q5_0, fileType: 8 },
+  q5_1: { type: GgmlType.Q5_1, fileType: 9 },
+};
 
 /** ChatML, as SmolLM2 and Qwen use it. */
 export const CHATML_TEMPLATE =
@@ -22,34 +58,43 @@ export const TINY_VOCABULARY_SIZE = 256 + SPECIAL_TOKENS.length + MERGES.length;
 const NORMAL = 1;
 const CONTROL = 3;
 
-/** The tiny model's file bytes for a seed (same seed, same bytes). */
-export function tinyGgufBytes(seed = 1): Buffer {
+/** The tiny model's file bytes for a seed (same seed and options, same bytes). */
+export function tinyGgufBytes(seed = 1, options: TinyGgufOptions = {}): Buffer {
   const tokens = [...byteTokens(), ...SPECIAL_TOKENS, ...MERGES.map((m) => m.replace(" ", ""))];
-  return encodeGguf(metadata(tokens), tensors(tokens.length, mulberry32(seed)));
+  const shape = { ...TINY, ...options.shape };
+  const { type, fileType } = GGML_TYPES[options.type ?? "f32"];
+  const list = tensors(shape, tokens.length, mulberry32(seed), options).map((t) => encodeTensor(t, type));
+  return encodeGguf(metadata(tokens, shape, fileType), list);
 }
 
 /** Writes the tiny model to `path`; returns the path. */
-export async function writeTinyGguf(path: string, seed = 1): Promise<string> {
-  await writeFile(path, tinyGgufBytes(seed));
+export async function writeTinyGguf(path: string, seed = 1, options: TinyGgufOptions = {}): Promise<string> {
+  await writeFile(path, tinyGgufBytes(seed, options));
   return path;
 }
 
 /** Element count of every tensor the tiny model has, for tests that check the parameter count. */
-export function tinyParameterCount(): number {
+export function tinyParameterCount(shape: TinyShape = TINY, tied = false): number {
   const vocab = TINY_VOCABULARY_SIZE;
-  const { embedding: e, kvHeads, heads, layers, feedForward: ff } = TINY;
+  const { embedding: e, kvHeads, heads, layers, feedForward: ff } = shape;
   const kv = (e / heads) * kvHeads;
-  return 2 * e * vocab + e + layers * (2 * e + 2 * e * e + 2 * e * kv + 3 * e * ff);
+  return (tied ? 1 : 2) * e * vocab + e + layers * (2 * e + 2 * e * e + 2 * e * kv + 3 * e * ff);
 }
 
-function metadata(tokens: string[]): GgufEntry[] {
-  const { embedding, heads, kvHeads, layers, feedForward, contextLength } = TINY;
+/** Quantizes a 2-D tensor to `type`; 1-D tensors (norm weights) stay F32. */
+function encodeTensor(tensor: GgufTensorInput, type: GgmlType): GgufTensorInput | GgufEncodedTensorInput {
+  if (type === GgmlType.F32 || tensor.dims.length < 2) return tensor;
+  return { name: tensor.name, dims: tensor.dims, type, bytes: quantize(type, tensor.data) };
+}
+
+function metadata(tokens: string[], shape: TinyShape, fileType: number): GgufEntry[] {
+  const { embedding, heads, kvHeads, layers, feedForward, contextLength } = shape;
   const u32 = (key: string, value: number): GgufEntry => ({ key, type: GgufType.UINT32, value });
   const special = (t: string) => tokens.indexOf(t);
   return [
     { key: "general.architecture", type: GgufType.STRING, value: "llama" },
     { key: "general.name", type: GgufType.STRING, value: "kiln tiny test model" },
-    u32("general.file_type", 0),
+    u32("general.file_type", fileType),
     u32("llama.context_length", contextLength),
     u32("llama.embedding_length", embedding),
     u32("llama.block_count", layers),
@@ -73,21 +118,27 @@ function metadata(tokens: string[]): GgufEntry[] {
   ];
 }
 
-function tensors(vocab: number, random: () => number): GgufTensorInput[] {
-  const { embedding: e, heads, kvHeads, layers, feedForward: ff } = TINY;
+function tensors(shape: TinyShape, vocab: number, random: () => number, options: TinyGgufOptions): GgufTensorInput[] {
+  const { embedding: e, heads, kvHeads, layers, feedForward: ff } = shape;
   const kv = (e / heads) * kvHeads;
-  const weights = (name: string, dims: number[]): GgufTensorInput => {
+  const weights = (name: string, dims: number[], scale = options.weightScale ?? 0.2): GgufTensorInput => {
     const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
-    for (let i = 0; i < data.length; i++) data[i] = (random() - 0.5) * 0.2;
+    for (let i = 0; i < data.length; i++) data[i] = (random() - 0.5) * scale;
     return { name, dims, data };
   };
-  const ones = (name: string): GgufTensorInput => ({ name, dims: [e], data: new Float32Array(e).fill(1) });
-  const list = [weights("token_embd.weight", [e, vocab]), ones("output_norm.weight"), weights("output.weight", [e, vocab])];
+  const norm = (name: string): GgufTensorInput => {
+    const data = options.randomNorms ? Float32Array.from({ length: e }, () => 0.8 + random() * 0.4) : new Float32Array(e).fill(1);
+    return { name, dims: [e], data };
+  };
+  const headScale = options.outputScale ?? options.weightScale ?? 0.2;
+  const list = options.tied
+    ? [weights("token_embd.weight", [e, vocab], headScale), norm("output_norm.weight")]
+    : [weights("token_embd.weight", [e, vocab]), norm("output_norm.weight"), weights("output.weight", [e, vocab], headScale)];
   for (let i = 0; i < layers; i++) {
     const b = `blk.${i}`;
     list.push(
-      ones(`${b}.attn_norm.weight`), weights(`${b}.attn_q.weight`, [e, e]), weights(`${b}.attn_k.weight`, [e, kv]),
-      weights(`${b}.attn_v.weight`, [e, kv]), weights(`${b}.attn_output.weight`, [e, e]), ones(`${b}.ffn_norm.weight`),
+      norm(`${b}.attn_norm.weight`), weights(`${b}.attn_q.weight`, [e, e]), weights(`${b}.attn_k.weight`, [e, kv]),
+      weights(`${b}.attn_v.weight`, [e, kv]), weights(`${b}.attn_output.weight`, [e, e]), norm(`${b}.ffn_norm.weight`),
       weights(`${b}.ffn_gate.weight`, [e, ff]), weights(`${b}.ffn_up.weight`, [e, ff]), weights(`${b}.ffn_down.weight`, [ff, e]),
     );
   }
@@ -102,7 +153,7 @@ function byteTokens(): string[] {
 }
 
 /** A small seeded PRNG (mulberry32): same seed, same weights. */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -1,0 +1,101 @@
+/**
+ * The hyperparameters of a llama-family GGUF, read from its metadata with llama.cpp's defaults where a key is
+ * optional. Keys: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md#llm
+ */
+import { EngineError } from "../../../errors.js";
+import type { GgufHeader, GgufValue } from "../../../../models/gguf.js";
+
+/** What the forward pass needs to know about a llama model. */
+export interface LlamaConfig {
+  /** `general.architecture` ("llama"). */
+  architecture: string;
+  layers: number;
+  /** Embedding width d (residual stream size). */
+  embedding: number;
+  heads: number;
+  kvHeads: number;
+  /** Width of one attention head (key_length, else d / heads). */
+  headDim: number;
+  feedForward: number;
+  vocabSize: number;
+  rmsEpsilon: number;
+  ropeTheta: number;
+  /** Leading dimensions of each head that RoPE rotates (usually headDim). */
+  ropeDim: number;
+  /** Linear RoPE scaling: positions are divided by this (1 without scaling). */
+  ropeScale: number;
+  /** True when there is no `output.weight` and the LM head reuses `token_embd.weight`. */
+  tiedEmbeddings: boolean;
+  /** The context length the model was trained with. */
+  contextLength: number;
+  bosTokenId: number | null;
+  eosTokenId: number | null;
+}
+
+/** Architectures that share llama's graph (and its NORM RoPE pairing). */
+const LLAMA_LIKE = new Set(["llama"]);
+
+/** Reads the llama hyperparameters; throws invalid_request for another architecture or a missing key. */
+export function readLlamaConfig(header: GgufHeader): LlamaConfig {
+  const meta = header.metadata;
+  const architecture = String(meta["general.architecture"] ?? "");
+  if (!LLAMA_LIKE.has(architecture)) {
+    throw new EngineError("invalid_request", `the webgpu backend runs llama models; this file's architecture is "${architecture || "unknown"}"`);
+  }
+  const key = (name: string) => `${architecture}.${name}`;
+  const embedding = required(meta, key("embedding_length"));
+  const heads = required(meta, key("attention.head_count"));
+  const headDim = optional(meta, key("attention.key_length")) ?? embedding / heads;
+  const names = new Set(header.tensors.map((t) => t.name));
+  return {
+    architecture,
+    layers: required(meta, key("block_count")),
+    embedding,
+    heads,
+    kvHeads: optional(meta, key("attention.head_count_kv")) ?? heads,
+    headDim,
+    feedForward: required(meta, key("feed_forward_length")),
+    vocabSize: vocabSizeOf(header, key("vocab_size")),
+    rmsEpsilon: required(meta, key("attention.layer_norm_rms_epsilon")),
+    ropeTheta: optional(meta, key("rope.freq_base")) ?? 10000,
+    ropeDim: optional(meta, key("rope.dimension_count")) ?? headDim,
+    ropeScale: ropeScaleOf(meta, key),
+    tiedEmbeddings: !names.has("output.weight"),
+    contextLength: required(meta, key("context_length")),
+    bosTokenId: optional(meta, "tokenizer.ggml.bos_token_id") ?? null,
+    eosTokenId: optional(meta, "tokenizer.ggml.eos_token_id") ?? null,
+  };
+}
+
+function optional(meta: Record<string, GgufValue>, name: string): number | undefined {
+  const value = meta[name];
+  return typeof value === "number" ? value : undefined;
+}
+
+function required(meta: Record<string, GgufValue>, name: string): number {
+  const value = optional(meta, name);
+  if (value === undefined) throw new EngineError("invalid_request", `the model file lacks the metadata key ${name}`);
+  return value;
+}
+
+/** The vocabulary size: the explicit key, else the token list's length, else token_embd's row count. */
+function vocabSizeOf(header: GgufHeader, name: string): number {
+  const explicit = optional(header.metadata, name);
+  if (explicit !== undefined) return explicit;
+  const tokens = header.metadata["tokenizer.ggml.tokens"];
+  if (Array.isArray(tokens)) return tokens.length;
+  if (tokens && typeof tokens === "object" && "length" in tokens) return tokens.length;
+  const embed = header.tensors.find((t) => t.name === "token_embd.weight");
+  if (embed?.dims[1] !== undefined) return embed.dims[1];
+  throw new EngineError("invalid_request", "the model file states no vocabulary size");
+}
+
+/** llama.cpp's linear scaling: `rope.scaling.factor` (or the older `rope.scale_linear`) divides positions. */
+function ropeScaleOf(meta: Record<string, GgufValue>, key: (name: string) => string): number {
+  const type = meta[key("rope.scaling.type")];
+  if (type !== undefined && type !== "linear" && type !== "none") {
+    throw new EngineError("invalid_request", `the webgpu backend does not support ${String(type)} RoPE scaling yet`);
+  }
+  if (type === "none") return 1;
+  return optional(meta, key("rope.scaling.factor")) ?? optional(meta, key("rope.scale_linear")) ?? 1;
+}
