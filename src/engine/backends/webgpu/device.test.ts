@@ -1,0 +1,47 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { EngineError } from "../../errors.js";
+import { openGpuDevice, tryOpenGpuDevice } from "./device.js";
+import { bindBuffers, createKernel, createStorage, dispatch, readFloats } from "./kernels/run-kernel.js";
+
+const gpu = await tryOpenGpuDevice();
+if (!gpu) console.warn("WebGPU device tests skipped: no WebGPU adapter came up");
+afterAll(() => gpu?.destroy());
+
+describe.skipIf(!gpu)("openGpuDevice", () => {
+  const { device, info, adapter } = gpu!;
+
+  it("reports backend, adapter, tier, and opens with the adapter's limits rather than compat defaults", () => {
+    expect(["vulkan", "opengles"]).toContain(info.backend);
+    expect(["portable", "fast"]).toContain(info.tier);
+    if (info.software) expect(info.tier).toBe("portable");
+    expect(info.limits.maxStorageBuffersPerShaderStage).toBe(adapter.limits.maxStorageBuffersPerShaderStage);
+    expect(device.limits.maxStorageBuffersPerShaderStage).toBe(adapter.limits.maxStorageBuffersPerShaderStage);
+    expect(device.limits.maxBufferSize).toBe(adapter.limits.maxBufferSize);
+  });
+
+  it("runs a trivial kernel", async () => {
+    const pipeline = createKernel(device, `
+@group(0) @binding(0) var<storage, read_write> v: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) { if (gid.x < 100u) { v[gid.x] = v[gid.x] * 3.0 + f32(gid.x); } }`);
+    const v = createStorage(device, Float32Array.from({ length: 100 }, (_, i) => i - 50));
+    dispatch(device, [{ pipeline, bindGroup: bindBuffers(device, pipeline, [v]), workgroups: 2 }]);
+    expect([...(await readFloats(device, v, 100))]).toEqual(Array.from({ length: 100 }, (_, i) => (i - 50) * 3 + i));
+  });
+
+  it("turns an uncaptured validation error into an EngineError backend_failure, then device loss resolves `lost`", async () => {
+    const failures: EngineError[] = [];
+    const other = await openGpuDevice({ onFailure: (e) => failures.push(e) });
+    other.device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.STORAGE }); // invalid usage mix
+    await other.device.queue.onSubmittedWorkDone();
+    for (let i = 0; i < 50 && !other.failure; i++) await new Promise((r) => setImmediate(r)); // errors arrive as events
+    expect(other.failure).toBeInstanceOf(EngineError);
+    expect(other.failure?.code).toBe("backend_failure");
+    expect(failures).toHaveLength(1);
+    expect(() => other.throwIfFailed()).toThrow(EngineError);
+    other.destroy();
+    const lost = await other.lost;
+    expect(lost.code).toBe("backend_failure");
+    expect(lost.details.reason).toBe("destroyed");
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * Opens the Dawn WebGPU device kiln computes on: the first backend that offers an adapter (Vulkan, Metal or D3D12 on a
+ * GPU; Mesa's software renderer through GLES otherwise), with the adapter's own limits, and turns device loss and
+ * uncaptured errors into engine errors.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { create, globals } from "webgpu";
+import { EngineError } from "../../errors.js";
+
+/** Which kernel set a device runs: f32-only portable kernels, or f16/subgroup kernels (later). */
+export type GpuTier = "portable" | "fast";
+
+/** What kiln reports about the opened device (`--backend webgpu --info`). */
+export interface GpuDeviceInfo {
+  /** Dawn backend that produced the adapter: "vulkan" or "opengles". */
+  backend: string;
+  vendor: string;
+  architecture: string;
+  /** Adapter device name (llvmpipe puts "llvmpipe-…" here) and driver description. */
+  device: string;
+  description: string;
+  tier: GpuTier;
+  /** Whether the adapter is a CPU rasterizer (llvmpipe, SwiftShader): fine for tests, not for serving. */
+  software: boolean;
+  features: string[];
+  /** The limits the device was opened with (the adapter's, not the low compat defaults). */
+  limits: Record<string, number>;
+}
+
+/** An open Dawn device. Holding this object keeps gpu/adapter/device alive (dawn.node crashes if the adapter is collected). */
+export interface GpuDevice {
+  gpu: GPU;
+  adapter: GPUAdapter;
+  device: GPUDevice;
+  info: GpuDeviceInfo;
+  /** Resolves when the device is lost (never rejects); destroy() resolves it too, with reason "destroyed". */
+  lost: Promise<EngineError>;
+  /** The first uncaptured validation/OOM/internal error, if any; kernels call throwIfFailed() after readbacks. */
+  failure: EngineError | undefined;
+  throwIfFailed(): void;
+  destroy(): void;
+}
+
+/** Options for openGpuDevice. */
+export interface OpenGpuDeviceOptions {
+  /** Dawn backends to try in order; default from KILN_WEBGPU_BACKEND ("vulkan,opengles"), else vulkan then opengles. */
+  backends?: string[];
+  /** Called once for the first uncaptured error or device loss. */
+  onFailure?: (error: EngineError) => void;
+}
+
+// Module-level pins: even a caller that drops its GpuDevice cannot let the adapter be collected under a live device.
+const pinned = new Set<GpuDevice>();
+
+/** Opens the first working adapter, requesting the adapter's own limits. Throws EngineError "backend_failure" if none. */
+export async function openGpuDevice(options: OpenGpuDeviceOptions = {}): Promise<GpuDevice> {
+  process.env.EGL_PLATFORM ??= "surfaceless"; // headless GL through Mesa: no X/Wayland display here
+  Object.assign(globalThis, globals); // GPUBufferUsage, GPUMapMode, GPUShaderStage as in a browser
+  const backends = options.backends ?? defaultBackends();
+  const problems: string[] = [];
+  for (const backend of backends) {
+    const found = await requestAdapter(backend);
+    if (!found) {
+      problems.push(`${backend}: no adapter`);
+      continue;
+    }
+    try {
+      return await openOn(backend, found.gpu, found.adapter, options);
+    } catch (error) {
+      problems.push(`${backend}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  throw new EngineError("backend_failure", `No WebGPU device could be opened (${problems.join("; ")})`);
+}
+
+/** Like openGpuDevice but returns undefined when no adapter comes up (tests skip on it). */
+export async function tryOpenGpuDevice(options: OpenGpuDeviceOptions = {}): Promise<GpuDevice | undefined> {
+  try {
+    return await openGpuDevice(options);
+  } catch {
+    return undefined;
+  }
+}
+
+function defaultBackends(): string[] {
+  const fromEnv = process.env.KILN_WEBGPU_BACKEND?.split(",").map((s) => s.trim()).filter(Boolean);
+  if (fromEnv?.length) return fromEnv;
+  if (process.platform === "darwin") return ["metal"];
+  if (process.platform === "win32") return ["d3d12", "vulkan"];
+  // Dawn prints a warning when it cannot load the Vulkan loader: try Vulkan only where the loader is installed.
+  return hasVulkanLoader() ? ["vulkan", "opengles"] : ["opengles"];
+}
+
+const LIBRARY_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/local/lib"];
+
+function hasVulkanLoader(): boolean {
+  const extra = (process.env.LD_LIBRARY_PATH ?? "").split(":").filter(Boolean);
+  return [...extra, ...LIBRARY_DIRS].some((dir) => existsSync(join(dir, "libvulkan.so.1")));
+}
+
+async function requestAdapter(backend: string): Promise<{ gpu: GPU; adapter: GPUAdapter } | undefined> {
+  try {
+    const gpu = create([`backend=${backend}`]);
+    // GL only offers compatibility-level adapters (null without featureLevel); Vulkan offers core.
+    for (const featureLevel of ["core", "compatibility"]) {
+      const adapter = await gpu.requestAdapter({ featureLevel } as GPURequestAdapterOptions);
+      if (adapter) return { gpu, adapter };
+    }
+  } catch {
+    // A missing loader or driver is not fatal: the next backend may work.
+  }
+  return undefined;
+}
+
+async function openOn(backend: string, gpu: GPU, adapter: GPUAdapter, options: OpenGpuDeviceOptions): Promise<GpuDevice> {
+  const limits = readLimits(adapter.limits);
+  const device = await adapter.requestDevice({ requiredLimits: limits });
+  const info = describeAdapter(backend, adapter, limits);
+  let reportFailure = (_error: EngineError): void => {};
+  const lost = device.lost.then((loss) => {
+    const error = new EngineError("backend_failure", `WebGPU device lost (${loss.reason}): ${loss.message}`, { reason: loss.reason });
+    if (loss.reason !== "destroyed") reportFailure(error);
+    pinned.delete(handle);
+    return error;
+  });
+  const handle: GpuDevice = {
+    gpu, adapter, device, info, lost, failure: undefined,
+    throwIfFailed() {
+      if (handle.failure) throw handle.failure;
+    },
+    destroy() {
+      device.destroy();
+    },
+  };
+  reportFailure = (error) => {
+    if (handle.failure) return;
+    handle.failure = error;
+    options.onFailure?.(error);
+  };
+  device.onuncapturederror = (event) => {
+    reportFailure(new EngineError("backend_failure", `WebGPU error: ${event.error.message}`, { kind: event.error.constructor.name }));
+  };
+  pinned.add(handle);
+  return handle;
+}
+
+function readLimits(source: GPUSupportedLimits): Record<string, number> {
+  const limits: Record<string, number> = {};
+  // The limits object exposes getters on its prototype, so for…in (not Object.keys) finds them.
+  for (const key in source) {
+    const value = (source as unknown as Record<string, unknown>)[key];
+    if (typeof value === "number") limits[key] = value;
+  }
+  return limits;
+}
+
+function describeAdapter(backend: string, adapter: GPUAdapter, limits: Record<string, number>): GpuDeviceInfo {
+  const { vendor, architecture, device, description } = adapter.info;
+  const features = [...adapter.features].map(String).sort();
+  const software = /llvmpipe|swiftshader|softpipe|lavapipe/i.test(`${device} ${architecture} ${description}`);
+  // The fast tier needs f16 or subgroups and a real GPU; until its kernels exist it is only reported.
+  const fast = !software && (features.includes("shader-f16") || features.includes("subgroups"));
+  return { backend, vendor, architecture, device, description, tier: fast ? "fast" : "portable", software, features, limits };
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { GgmlType, typeName } from "../gguf/quant-types.js";
+import { createDequantize, createEmbed } from "./dequantize.js";
+import { device, noGpu, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { bindBuffers, createStorage, dispatch, groupsFor, readFloats } from "./run-kernel.js";
+
+const TYPES = [GgmlType.F32, GgmlType.F16, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0];
+
+/** Largest distance in float32 ulps (of the expected value) between two arrays. */
+function maxUlps(actual: Float32Array, expected: Float32Array): number {
+  let worst = 0;
+  for (let i = 0; i < expected.length; i++) {
+    const ulp = Math.max(2 ** -149, 2 ** (Math.floor(Math.log2(Math.abs(expected[i]!) || 2 ** -126)) - 23));
+    worst = Math.max(worst, Math.abs(actual[i]! - expected[i]!) / ulp);
+  }
+  return worst;
+}
+
+describe.skipIf(noGpu)("dequantize kernel (planar → f32)", () => {
+  for (const type of TYPES) {
+    it(`matches the JS dequantizer within 1 ulp for ${typeName(type)}`, async () => {
+      const rows = 6;
+      const cols = 96;
+      const { tensor, values } = randomPlanar(type, rows, cols, 100 + type);
+      const blocks = (rows * cols) / 32;
+      const out = createStorage(device(), values.byteLength);
+      const pipeline = createDequantize(device(), type, blocks);
+      dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, [out, ...uploadPlanes(tensor)]), workgroups: groupsFor(blocks) }]);
+      expect(maxUlps(await readFloats(device(), out, values.length), values)).toBeLessThanOrEqual(1);
+    });
+  }
+
+  it("embeds the row named by a GPU-side token id, clamping ids past the table", async () => {
+    const rows = 5;
+    const cols = 64;
+    const { tensor, values } = randomPlanar(GgmlType.Q8_0, rows, cols, 7);
+    const out = createStorage(device(), cols * 4);
+    const pipeline = createEmbed(device(), GgmlType.Q8_0, rows, cols);
+    for (const [id, row] of [[3, 3], [0, 0], [99, 4]] as const) {
+      const token = createStorage(device(), new Uint32Array([id]));
+      dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, [token, out, ...uploadPlanes(tensor)]), workgroups: 1 }]);
+      expect(maxUlps(await readFloats(device(), out, cols), values.subarray(row * cols, (row + 1) * cols))).toBeLessThanOrEqual(1);
+    }
+  });
+});

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { GgmlType, typeName } from "../gguf/quant-types.js";
+import { balancedLaunch, createGemv, gemvInvocations, type GemvOptions } from "./gemv.js";
+import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
+
+const TYPES = [GgmlType.F32, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0];
+const ROWS = 22; // not a multiple of 4: the tail invocation is exercised
+const COLS = 160;
+const EPS = 1e-5;
+
+/** f64 reference: Σ_k W[r,k]·xs[k] per row, with ‖W[r]‖₁ for the tolerance. */
+function matVec(w: Float32Array, xs: Float64Array): { y: Float64Array; l1: Float64Array } {
+  const y = new Float64Array(ROWS);
+  const l1 = new Float64Array(ROWS);
+  for (let r = 0; r < ROWS; r++) {
+    for (let k = 0; k < COLS; k++) {
+      y[r]! += w[r * COLS + k]! * xs[k]!;
+      l1[r]! += Math.abs(w[r * COLS + k]!);
+    }
+  }
+  return { y, l1 };
+}
+
+/** Runs one GEMV; `initial` seeds y (residual). */
+async function runGemv(options: GemvOptions, planes: GPUBuffer[], x: Float32Array, gain?: Float32Array, initial?: Float32Array, threads = 1) {
+  const y = createStorage(device(), initial ?? ROWS * 4);
+  const perInvocation = options.rowsPerInvocation ?? 4;
+  const { workgroupSize, workgroups } = balancedLaunch(gemvInvocations(ROWS, perInvocation), threads);
+  const pipeline = createGemv(device(), { ...options, rows: ROWS, cols: COLS, eps: EPS, workgroupSize });
+  const buffers = [createStorage(device(), x), y, ...(gain ? [createStorage(device(), gain)] : []), ...planes];
+  dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups }]);
+  return readFloats(device(), y, ROWS);
+}
+
+/** Asserts |actual − expected| ≤ 1e-5·‖row‖₁·max|input| per row (design §4.1: f32 summation order drift). */
+function expectClose(actual: Float32Array, expected: Float64Array, l1: Float64Array, maxInput: number): void {
+  for (let r = 0; r < ROWS; r++) expect(Math.abs(actual[r]! - expected[r]!)).toBeLessThanOrEqual(1e-5 * l1[r]! * maxInput + 1e-30);
+}
+
+describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i rows per invocation)", (rowsPerInvocation) => {
+  const x = randomFloats(COLS, 1);
+  const maxX = Math.max(...x.map(Math.abs));
+
+  for (const type of TYPES) {
+    it(`computes W·x for ${typeName(type)}`, async () => {
+      const { tensor, values } = randomPlanar(type, ROWS, COLS, 200 + type);
+      const { y, l1 } = matVec(values, Float64Array.from(x));
+      expectClose(await runGemv({ type, rowsPerInvocation }, uploadPlanes(tensor), x), y, l1, maxX);
+    });
+  }
+
+  it("gives the same rows with the grid spread over 3 threads (8-wide workgroups)", async () => {
+    const { tensor, values } = randomPlanar(GgmlType.Q4_1, ROWS, COLS, 12);
+    const { y, l1 } = matVec(values, Float64Array.from(x));
+    expectClose(await runGemv({ type: GgmlType.Q4_1, rowsPerInvocation }, uploadPlanes(tensor), x, undefined, undefined, 3), y, l1, maxX);
+  });
+
+  it("fuses the RMSNorm prologue: rsqrt(mean(x²)+ε)·W·(g⊙x)", async () => {
+    const gain = randomFloats(COLS, 3, 2);
+    const { tensor, values } = randomPlanar(GgmlType.Q5_1, ROWS, COLS, 4);
+    const scale = 1 / Math.sqrt(x.reduce((s, v) => s + v * v, 0) / COLS + EPS);
+    const xs = Float64Array.from(x, (v, k) => v * gain[k]! * scale);
+    const { y, l1 } = matVec(values, xs);
+    expectClose(await runGemv({ type: GgmlType.Q5_1, norm: true, rowsPerInvocation }, uploadPlanes(tensor), x, gain), y, l1, Math.max(...xs.map(Math.abs)));
+  });
+
+  it("adds into y in the residual epilogue", async () => {
+    const initial = randomFloats(ROWS, 5, 4);
+    const { tensor, values } = randomPlanar(GgmlType.Q4_0, ROWS, COLS, 6);
+    const { y, l1 } = matVec(values, Float64Array.from(x));
+    const expected = y.map((v, r) => v + initial[r]!);
+    expectClose(await runGemv({ type: GgmlType.Q4_0, epilogue: "residual", rowsPerInvocation }, uploadPlanes(tensor), x, undefined, initial), expected, l1, maxX);
+  });
+
+  it("fuses gate and up with SwiGLU: silu(G·x̂)·(U·x̂) with the norm prologue", async () => {
+    const gain = randomFloats(COLS, 7, 2);
+    const g = randomPlanar(GgmlType.Q4_1, ROWS, COLS, 8);
+    const u = randomPlanar(GgmlType.Q4_1, ROWS, COLS, 9);
+    const scale = 1 / Math.sqrt(x.reduce((s, v) => s + v * v, 0) / COLS + EPS);
+    const xs = Float64Array.from(x, (v, k) => v * gain[k]! * scale);
+    const gy = matVec(g.values, xs);
+    const uy = matVec(u.values, xs);
+    const expected = gy.y.map((v, r) => (v / (1 + Math.exp(-v))) * uy.y[r]!);
+    // The error of silu(a)·b is bounded by |b|·δa + |silu(a)|·δb, δ as in expectClose.
+    const bound = gy.l1.map((l, r) => (Math.abs(uy.y[r]!) * l + Math.abs(gy.y[r]!) * uy.l1[r]!) * 1.1);
+    const actual = await runGemv({ type: GgmlType.Q4_1, norm: true, epilogue: "swiglu", rowsPerInvocation }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], x, gain);
+    expectClose(actual, expected, bound, Math.max(...xs.map(Math.abs)));
+  });
+});
+
+describe("balancedLaunch", () => {
+  it("keeps 64-wide groups for big grids and splits small ones evenly over the threads", () => {
+    expect(balancedLaunch(6144, 2)).toEqual({ workgroupSize: 64, workgroups: 96 });
+    expect(balancedLaunch(72, 2)).toEqual({ workgroupSize: 40, workgroups: 2 });
+    expect(balancedLaunch(192, 2)).toEqual({ workgroupSize: 48, workgroups: 4 });
+    expect(balancedLaunch(72, 1)).toEqual({ workgroupSize: 64, workgroups: 2 });
+    for (const [n, t] of [[7, 3], [300, 4], [1000, 16]] as const) {
+      const { workgroupSize, workgroups } = balancedLaunch(n, t);
+      expect(workgroupSize % 8).toBe(0);
+      expect(workgroupSize).toBeLessThanOrEqual(128);
+      expect(workgroupSize * workgroups).toBeGreaterThanOrEqual(n);
+    }
+  });
+});

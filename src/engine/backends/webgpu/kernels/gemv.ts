@@ -1,0 +1,121 @@
+/**
+ * Portable GEMV over planar weights: y = W·x for one token. Each invocation owns 4 (or 8) consecutive rows and
+ * walks K alone (no workgroup memory, no barriers: barriers cost 10–20× on llvmpipe), reusing each 32-slice of x
+ * for all its rows. Options fuse the neighbours of a GEMV so they need no dispatch of their own.
+ */
+import type { GgmlType } from "../gguf/quant-types.js";
+import { blockDotWgsl, declarePlanes, unpackWgsl, weightPlanes } from "./quant-wgsl.js";
+import type { KvCacheType } from "./kv-cache-wgsl.js";
+import { ropeKvEpilogueWgsl, type AttentionShape } from "./rope.js";
+import { createKernel } from "./run-kernel.js";
+
+/** What a GEMV fuses. */
+export interface GemvOptions {
+  type: GgmlType;
+  /**
+   * RMSNorm prologue: y = rsqrt(mean(x²)+ε)·W·(g⊙x), with the gain g bound after y. The norm scalar factors out
+   * of the dot product, so no normalized copy of x is written.
+   */
+  norm?: boolean;
+  /**
+   * "store" y = W·x; "residual" y += W·x (x and y must differ); "swiglu" y = silu(W·x)·(U·x), U bound after W;
+   * "rope-kv" (W = q|k|v stacked) rotates q and k, stores all rows to y and k, v into the caches (see rope.ts).
+   */
+  epilogue?: "store" | "residual" | "swiglu" | "rope-kv";
+  /**
+   * Rows each invocation owns (default 4). Its x slice is loaded once per block for all of them, and loads dominate
+   * on llvmpipe, so 8 is faster there; 4 keeps more invocations in flight on a real GPU.
+   */
+  rowsPerInvocation?: 4 | 8;
+}
+
+/** Bindings, in order: x, y, [gain], W planes, [U planes], [step, table, k_cache, v_cache]. */
+export function gemvWgsl({ type, norm = false, epilogue = "store", rowsPerInvocation: ROWS_PER = 4, kv = "f32" }: GemvOptions & { kv?: KvCacheType }): string {
+  const first = norm ? 3 : 2;
+  const swiglu = epilogue === "swiglu";
+  const groups = Array.from({ length: ROWS_PER / 4 }, (_, v) => v);
+  const rowsOf = (p: string, v: number) => `vec4<f32>(${[0, 1, 2, 3].map((t) => `${p}_dot(rb${4 * v + t} + b)`).join(", ")})`;
+  const value = swiglu ? "silu(a[t]) * u[t]" : epilogue === "residual" ? "y[r + t] + a[t]" : "a[t]";
+  const store = (v: number) => (epilogue === "rope-kv" ? `if (r0 + ${4 * v}u < ROWS) { store_rows(r0 + ${4 * v}u, acc${v}); }` : `store4(r0 + ${4 * v}u, acc${v}${swiglu ? `, accu${v}` : ""});`);
+  return /* wgsl */ `
+override ROWS: u32;
+override COLS: u32;
+override EPS: f32 = 1e-5;
+override WG: u32 = 64;
+@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+${norm ? "@group(0) @binding(2) var<storage, read> gain: array<vec4<f32>>;" : ""}
+${declarePlanes(type, "w", first)}
+${swiglu ? declarePlanes(type, "u", first + weightPlanes(type).length) : ""}
+${epilogue === "rope-kv" ? ropeKvEpilogueWgsl(first + weightPlanes(type).length, kv) : ""}
+var<private> xv: array<vec4<f32>, 8>;
+var<private> xsum: f32;
+${unpackWgsl}
+${blockDotWgsl(type, "w")}
+${swiglu ? blockDotWgsl(type, "u") : ""}
+fn silu(v: f32) -> f32 { return v / (1.0 + exp(-v)); }
+fn store4(r: u32, a: vec4<f32>${swiglu ? ", u: vec4<f32>" : ""}) {
+  for (var t = 0u; t < 4u; t++) { if (r + t < ROWS) { y[r + t] = ${value}; } }
+}
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let r0 = gid.x * ${ROWS_PER}u;
+  if (r0 >= ROWS) { return; }
+  let nb = COLS / 32u;
+  // The tail invocation re-reads the last row instead of branching in the hot loop; its extra sums are dropped.
+  ${Array.from({ length: ROWS_PER }, (_, t) => `let rb${t} = min(r0 + ${t}u, ROWS - 1u) * nb;`).join(" ")}
+  ${groups.map((v) => `var acc${v} = vec4<f32>(0.0);${swiglu ? ` var accu${v} = vec4<f32>(0.0);` : ""}`).join(" ")}
+  for (var b = 0u; b < nb; b++) {
+    var s = vec4<f32>(0.0);
+    for (var j = 0u; j < 8u; j++) {
+      let v = x[b * 8u + j]${norm ? " * gain[b * 8u + j]" : ""};
+      xv[j] = v;
+      s += v;
+    }
+    xsum = s.x + s.y + s.z + s.w;
+    ${groups.map((v) => `acc${v} += ${rowsOf("w", v)};${swiglu ? ` accu${v} += ${rowsOf("u", v)};` : ""}`).join("\n    ")}
+  }
+  ${norm ? normScale(swiglu, groups) : ""}
+  ${groups.map(store).join("\n  ")}
+}`;
+}
+
+function normScale(swiglu: boolean, groups: number[]): string {
+  // Every invocation recomputes Σx² itself: K floats, cheap next to its rows·K weights, and it needs no barrier.
+  return `var ss = 0.0;
+  for (var k = 0u; k < COLS / 4u; k++) { let v = x[k]; ss += dot(v, v); }
+  let scale = inverseSqrt(ss / f32(COLS) + EPS);
+  ${groups.map((v) => `acc${v} *= scale;${swiglu ? ` accu${v} *= scale;` : ""}`).join(" ")}`;
+}
+
+/** Pipeline for a rows × cols GEMV (dispatch groupsFor(gemvInvocations(rows, rowsPerInvocation))). */
+export function createGemv(
+  device: GPUDevice,
+  options: GemvOptions & { rows: number; cols: number; eps?: number; attention?: AttentionShape; workgroupSize?: number },
+): GPUComputePipeline {
+  const constants: Record<string, number> = { ROWS: options.rows, COLS: options.cols, WG: options.workgroupSize ?? 64 };
+  if (options.epilogue === "rope-kv") {
+    const s = options.attention;
+    if (!s || s.headDim % 4 !== 0 || options.rows !== (s.heads + 2 * s.kvHeads) * s.headDim) throw new RangeError("rope-kv needs q|k|v rows and a head dim that is a multiple of 4");
+    Object.assign(constants, { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx });
+  }
+  if (options.norm) constants.EPS = options.eps ?? 1e-5;
+  return createKernel(device, gemvWgsl({ ...options, kv: options.attention?.kv }), constants, `gemv-${options.epilogue ?? "store"}`);
+}
+
+/**
+ * Workgroup size and count for `invocations`, spreading a small grid evenly over `threads` (llvmpipe runs each
+ * workgroup on one thread: 72 invocations as 64 + 8 would leave one core idle most of the time). Sizes stay
+ * multiples of 8 (llvmpipe's SIMD width) and ≤ 128 (compat's default limit).
+ */
+export function balancedLaunch(invocations: number, threads = 1): { workgroupSize: number; workgroups: number } {
+  if (threads <= 1 || invocations >= 64 * threads * 8) return { workgroupSize: 64, workgroups: Math.max(1, Math.ceil(invocations / 64)) };
+  const groups = threads * Math.ceil(invocations / (64 * threads));
+  const workgroupSize = Math.min(128, Math.ceil(invocations / groups / 8) * 8);
+  return { workgroupSize, workgroups: Math.ceil(invocations / workgroupSize) };
+}
+
+/** Invocations a rows-row GEMV needs. */
+export function gemvInvocations(rows: number, rowsPerInvocation = 4): number {
+  return Math.ceil(rows / rowsPerInvocation);
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { SHAPE, stepAt, unpackHalves } from "./attention-kit.fixture.js";
+import { GgmlType } from "../gguf/quant-types.js";
+import { createGemv, gemvInvocations } from "./gemv.js";
+import { device, maxAbsDiff, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { buildRopeTable, createRopeKv } from "./rope.js";
+import { bindBuffers, createStorage, dispatch, groupsFor, readBack, readFloats } from "./run-kernel.js";
+
+/** f64 NORM RoPE of one head vector: pairs (2i, 2i+1) rotate by pos·θ^(−2i/D). */
+function rotate(v: Float32Array, pos: number, theta: number): Float64Array {
+  const out = new Float64Array(v.length);
+  for (let i = 0; i < v.length / 2; i++) {
+    const a = pos * theta ** ((-2 * i) / v.length);
+    out[2 * i] = v[2 * i]! * Math.cos(a) - v[2 * i + 1]! * Math.sin(a);
+    out[2 * i + 1] = v[2 * i]! * Math.sin(a) + v[2 * i + 1]! * Math.cos(a);
+  }
+  return out;
+}
+
+describe.skipIf(noGpu).each(["f32", "f16"] as const)("RoPE + KV store kernel, %s KV cache", (kv) => {
+  it("rotates adjacent pairs of q and k (NORM), stores rotated k and raw v at pos", async () => {
+    const { heads, kvHeads, headDim: D, maxCtx } = SHAPE;
+    const theta = 10000;
+    const pos = 5;
+    const qkv = randomFloats((heads + 2 * kvHeads) * D, 21);
+    const qkvBuffer = createStorage(device(), qkv);
+    const cacheBytes = kvHeads * maxCtx * D * (kv === "f16" ? 2 : 4);
+    const kCache = createStorage(device(), cacheBytes);
+    const vCache = createStorage(device(), cacheBytes);
+    const pipeline = createRopeKv(device(), { ...SHAPE, kv });
+    const table = createStorage(device(), buildRopeTable(maxCtx, D, { theta }));
+    const bindGroup = bindBuffers(device(), pipeline, [stepAt(pos), qkvBuffer, table, kCache, vCache]);
+    dispatch(device(), [{ pipeline, bindGroup, workgroups: groupsFor(((heads + 2 * kvHeads) * D) / 2) }]);
+    const out = await readFloats(device(), qkvBuffer, qkv.length);
+    const k = await readCache(kCache, kv);
+    const v = await readCache(vCache, kv);
+    // An f16 cache holds each value rounded to half: allow half an f16 ulp on top of the f32 tolerance.
+    const cacheTolerance = kv === "f16" ? 2 ** -11 * 4 : 1e-5;
+    for (let h = 0; h < heads + kvHeads; h++) {
+      const expected = rotate(qkv.subarray(h * D, (h + 1) * D), pos, theta);
+      expect(maxAbsDiff(out.subarray(h * D, (h + 1) * D), expected)).toBeLessThanOrEqual(1e-5);
+      if (h >= heads) expect(maxAbsDiff(k.subarray(((h - heads) * maxCtx + pos) * D, ((h - heads) * maxCtx + pos + 1) * D), expected)).toBeLessThanOrEqual(cacheTolerance);
+    }
+    for (let j = 0; j < kvHeads; j++) {
+      const vRow = qkv.subarray((heads + kvHeads + j) * D, (heads + kvHeads + j + 1) * D);
+      expect(maxAbsDiff(v.subarray((j * maxCtx + pos) * D, (j * maxCtx + pos + 1) * D), vRow)).toBeLessThanOrEqual(kv === "f16" ? cacheTolerance : 0);
+      expect(k[(j * maxCtx + pos - 1) * D]).toBe(0); // other positions stay untouched
+    }
+  });
+});
+
+/** A cache buffer's values as f32, whatever it stores. */
+async function readCache(buffer: GPUBuffer, kv: "f32" | "f16"): Promise<Float32Array> {
+  const count = SHAPE.kvHeads * SHAPE.maxCtx * SHAPE.headDim;
+  return kv === "f16" ? unpackHalves(new Uint32Array(await readBack(device(), buffer, count * 2))) : readFloats(device(), buffer, count);
+}
+
+describe.skipIf(noGpu).each([[4, "f32"], [8, "f16"]] as const)("QKV GEMV with the RoPE + KV epilogue, %i rows per invocation, %s KV cache", (rowsPerInvocation, kv) => {
+  it("gives rotated q, k, raw v and the cache rows of W·x̂ at pos", async () => {
+    const { heads, kvHeads, headDim: D, maxCtx } = SHAPE;
+    const rows = (heads + 2 * kvHeads) * D;
+    const cols = 64;
+    const pos = 3;
+    const theta = 10000;
+    const { tensor, values } = randomPlanar(GgmlType.Q8_0, rows, cols, 51);
+    const x = randomFloats(cols, 52);
+    const gain = randomFloats(cols, 53);
+    const y = createStorage(device(), rows * 4);
+    const kCache = createStorage(device(), kvHeads * maxCtx * D * (kv === "f16" ? 2 : 4));
+    const vCache = createStorage(device(), kvHeads * maxCtx * D * (kv === "f16" ? 2 : 4));
+    const pipeline = createGemv(device(), { type: GgmlType.Q8_0, rows, cols, norm: true, epilogue: "rope-kv", attention: { ...SHAPE, kv }, rowsPerInvocation });
+    const table = createStorage(device(), buildRopeTable(maxCtx, D, { theta }));
+    const buffers = [createStorage(device(), x), y, createStorage(device(), gain), ...uploadPlanes(tensor), stepAt(pos), table, kCache, vCache];
+    dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: groupsFor(gemvInvocations(rows, rowsPerInvocation)) }]);
+    const scale = 1 / Math.sqrt(x.reduce((s, v) => s + v * v, 0) / cols + 1e-5);
+    const projected = Float32Array.from({ length: rows }, (_, r) => values.subarray(r * cols, (r + 1) * cols).reduce((s, w, k) => s + w * x[k]! * gain[k]! * scale, 0));
+    const out = await readFloats(device(), y, rows);
+    const k = await readCache(kCache, kv);
+    const v = await readCache(vCache, kv);
+    const tolerance = 1e-5 * cols * 2;
+    const cacheTolerance = kv === "f16" ? tolerance + 2 ** -11 * 16 : tolerance; // outputs reach ~10: half an f16 ulp
+    for (let h = 0; h < heads + 2 * kvHeads; h++) {
+      const head = projected.subarray(h * D, (h + 1) * D);
+      const expected = h < heads + kvHeads ? rotate(head, pos, theta) : Float64Array.from(head);
+      expect(maxAbsDiff(out.subarray(h * D, (h + 1) * D), expected)).toBeLessThanOrEqual(tolerance);
+      const cache = h >= heads + kvHeads ? v : h >= heads ? k : undefined;
+      const slot = ((h - heads) % kvHeads) * maxCtx + pos;
+      if (cache) expect(maxAbsDiff(cache.subarray(slot * D, (slot + 1) * D), expected)).toBeLessThanOrEqual(cacheTolerance);
+    }
+  });
+});
+
+describe("buildRopeTable", () => {
+  it("gives (cos, sin) of (pos/scale)·θ^(−2i/ropeDim) and leaves pairs past ropeDim unrotated", () => {
+    const table = buildRopeTable(4, 8, { theta: 100, ropeDim: 4, positionScale: 2 });
+    const at = (pos: number, i: number) => [table[(pos * 4 + i) * 2]!, table[(pos * 4 + i) * 2 + 1]!];
+    const angle = (pos: number, i: number) => (pos / 2) * 100 ** ((-2 * i) / 4);
+    for (const [pos, i] of [[3, 0], [3, 1], [1, 1]] as const) {
+      expect(at(pos, i)[0]).toBeCloseTo(Math.cos(angle(pos, i)), 6);
+      expect(at(pos, i)[1]).toBeCloseTo(Math.sin(angle(pos, i)), 6);
+    }
+    expect([...at(3, 2), ...at(3, 3)]).toEqual([1, 0, 1, 0]);
+  });
+});

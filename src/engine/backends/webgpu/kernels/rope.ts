@@ -1,0 +1,124 @@
+/**
+ * RoPE for one decode token, fused with the KV-cache write. Llama GGUFs use NORM pairing: adjacent pairs
+ * (2i, 2i+1) rotate together (the converter permuted Q/K for it); NEOX models pair i with i + headDim/2.
+ */
+import { declareKvCache, encodeKv, type KvCacheType } from "./kv-cache-wgsl.js";
+import { createKernel } from "./run-kernel.js";
+import { stepWgsl } from "./step.js";
+
+/**
+ * `qkv` holds [q: HEADS·D][k: KV_HEADS·D][v: KV_HEADS·D] as the fused QKV GEMV wrote it. One invocation per pair:
+ * q pairs rotate in place; k pairs rotate in place and go to `k_cache`; v pairs are copied to `v_cache`.
+ * Caches are [kvHead][MAX_CTX][D] of `kv`. The angle comes from a table (cos, sin) per [pos][i], computed in f64
+ * on the CPU, which avoids f32 sin of large arguments. Bindings: step, qkv, table, k_cache, v_cache.
+ */
+export function ropeKvWgsl(kv: KvCacheType = "f32"): string {
+  return /* wgsl */ `
+override HEADS: u32;
+override KV_HEADS: u32;
+override HEAD_DIM: u32;
+override MAX_CTX: u32;
+${stepWgsl}
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read_write> qkv: array<vec2<f32>>;
+@group(0) @binding(2) var<storage, read> table: array<vec2<f32>>;
+${declareKvCache(3, "k_cache", kv, "pair", "read_write")}
+${declareKvCache(4, "v_cache", kv, "pair", "read_write")}
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let half = HEAD_DIM / 2u;
+  let p = gid.x;
+  let head = p / half;
+  let i = p % half;
+  if (head >= HEADS + 2u * KV_HEADS) { return; }
+  var v = qkv[p];
+  if (head < HEADS + KV_HEADS) {
+    let cs = table[step.pos * half + i];
+    v = vec2<f32>(v.x * cs.x - v.y * cs.y, v.x * cs.y + v.y * cs.x);
+    qkv[p] = v;
+  }
+  if (head >= HEADS + KV_HEADS) {
+    v_cache[((head - HEADS - KV_HEADS) * MAX_CTX + step.pos) * half + i] = ${encodeKv(kv, "pair", "v")};
+  } else if (head >= HEADS) {
+    k_cache[((head - HEADS) * MAX_CTX + step.pos) * half + i] = ${encodeKv(kv, "pair", "v")};
+  }
+}`;
+}
+
+/**
+ * The same rotation and KV write as an epilogue of the fused QKV GEMV (design §1.2 #1), which saves a dispatch per
+ * layer: an invocation owns rows r0..r0+3, i.e. two whole NORM pairs of one head, so it rotates them in registers.
+ * Declares bindings `first`..`first+3`: step, table, k_cache, v_cache (caches as vec4: HEAD_DIM % 4 == 0).
+ */
+export function ropeKvEpilogueWgsl(first: number, kv: KvCacheType = "f32"): string {
+  return /* wgsl */ `
+override HEADS: u32;
+override KV_HEADS: u32;
+override HEAD_DIM: u32;
+override MAX_CTX: u32;
+${stepWgsl}
+@group(0) @binding(${first}) var<uniform> step: Step;
+@group(0) @binding(${first + 1}) var<storage, read> table: array<vec2<f32>>;
+${declareKvCache(first + 2, "k_cache", kv, "quad", "read_write")}
+${declareKvCache(first + 3, "v_cache", kv, "quad", "read_write")}
+fn store_rows(r0: u32, acc: vec4<f32>) {
+  let q_rows = HEADS * HEAD_DIM;
+  let k_end = q_rows + KV_HEADS * HEAD_DIM;
+  var v = acc;
+  if (r0 < k_end) {
+    let at = step.pos * (HEAD_DIM / 2u) + (r0 % HEAD_DIM) / 2u;
+    let c0 = table[at];
+    let c1 = table[at + 1u];
+    v = vec4<f32>(v.x * c0.x - v.y * c0.y, v.x * c0.y + v.y * c0.x, v.z * c1.x - v.w * c1.y, v.z * c1.y + v.w * c1.x);
+  }
+  y[r0] = v.x; y[r0 + 1u] = v.y; y[r0 + 2u] = v.z; y[r0 + 3u] = v.w;
+  if (r0 >= q_rows) {
+    let kv_row = (r0 - q_rows) % (KV_HEADS * HEAD_DIM);
+    let slot = (((kv_row / HEAD_DIM) * MAX_CTX + step.pos) * HEAD_DIM + kv_row % HEAD_DIM) / 4u;
+    if (r0 < k_end) { k_cache[slot] = ${encodeKv(kv, "quad", "v")}; } else { v_cache[slot] = ${encodeKv(kv, "quad", "v")}; }
+  }
+}`;
+}
+
+/** Shapes of the attention block. */
+export interface AttentionShape {
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  maxCtx: number;
+  /** KV cache element type (default f32). */
+  kv?: KvCacheType;
+}
+
+/** Pipeline for ropeKvWgsl; dispatch groupsFor((heads + 2·kvHeads)·headDim/2). */
+export function createRopeKv(device: GPUDevice, s: AttentionShape): GPUComputePipeline {
+  return createKernel(device, ropeKvWgsl(s.kv), { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx }, "rope-kv");
+}
+
+/** How positions map to angles (llama.cpp's rope parameters). */
+export interface RopeScaling {
+  theta: number;
+  /** Leading dims of a head that rotate (default: all); later pairs get cos 1, sin 0. */
+  ropeDim?: number;
+  /** Linear scaling: positions are divided by this (default 1). */
+  positionScale?: number;
+  /** Per-pair frequency divisors (Llama 3.1's rope_freqs.weight). */
+  freqFactors?: ArrayLike<number>;
+}
+
+/** The (cos, sin) table, interleaved, [maxCtx][headDim/2]: angle_i = (pos/scale)·θ^(−2i/ropeDim)/factor_i, in f64. */
+export function buildRopeTable(maxCtx: number, headDim: number, scaling: RopeScaling): Float32Array {
+  const half = headDim / 2;
+  const ropeDim = scaling.ropeDim ?? headDim;
+  const table = new Float32Array(maxCtx * headDim);
+  for (let i = 0; i < half; i++) {
+    const rotates = 2 * i < ropeDim;
+    const freq = scaling.theta ** ((-2 * i) / ropeDim) / (scaling.freqFactors?.[i] ?? 1);
+    for (let pos = 0; pos < maxCtx; pos++) {
+      const angle = rotates ? (pos / (scaling.positionScale ?? 1)) * freq : 0;
+      table[(pos * half + i) * 2] = Math.cos(angle);
+      table[(pos * half + i) * 2 + 1] = Math.sin(angle);
+    }
+  }
+  return table;
+}

@@ -1,0 +1,103 @@
+/**
+ * Uploads a llama GGUF's weights for the decode plan: matrices repacked to planar ranges in the arena, norm
+ * gains as f32. Reads one tensor at a time, so host memory peaks at about one tensor.
+ */
+import { EngineError } from "../../../errors.js";
+import { dequantize } from "../gguf/codecs.js";
+import { repackPlanar, type PlanarTensor } from "../gguf/planar.js";
+import { GgmlType, typeName } from "../gguf/quant-types.js";
+import { readTensor, type GgufTensorFile } from "../gguf/read-tensors.js";
+import type { LlamaConfig } from "../model/llama-config.js";
+import { weightPlanes } from "../kernels/quant-wgsl.js";
+import type { ArenaRange, WeightArena } from "./weight-arena.js";
+
+/** A matrix on the GPU: its planes as arena ranges, in the order the kernels bind them. */
+export interface GpuMatrix {
+  type: GgmlType;
+  rows: number;
+  cols: number;
+  planes: ArenaRange[];
+}
+
+/** One block's weights. `qkv` is one matrix (q, k, v rows stacked) when the three share a type, else three. */
+export interface DecodeLayerWeights {
+  attnNorm: ArenaRange;
+  qkv: GpuMatrix[];
+  o: GpuMatrix;
+  ffnNorm: ArenaRange;
+  gate: GpuMatrix;
+  up: GpuMatrix;
+  down: GpuMatrix;
+}
+
+/** Everything the decode plan binds. */
+export interface DecodeWeights {
+  embeddings: GpuMatrix;
+  layers: DecodeLayerWeights[];
+  outputNorm: ArenaRange;
+  /** The LM head: output.weight, or the embeddings again when they are tied. */
+  output: GpuMatrix;
+}
+
+/** Upload choices. */
+export interface UploadOptions {
+  /** Stack q, k, v into one matrix when they share a type (default true; false exercises the split path). */
+  stackQkv?: boolean;
+}
+
+/** Reads, repacks and uploads every tensor of a llama model. */
+export async function uploadDecodeWeights(file: GgufTensorFile, config: LlamaConfig, arena: WeightArena, options: UploadOptions = {}): Promise<DecodeWeights> {
+  const planar = async (name: string) => toPlanar(await readTensor(file, name));
+  const matrix = async (name: string) => uploadMatrix(arena, await planar(name), name);
+  const gain = async (name: string) => {
+    const t = await readTensor(file, name);
+    return arena.add(dequantize(t.type, t.bytes, t.rows * t.cols), name);
+  };
+  const embeddings = await matrix("token_embd.weight");
+  const layers: DecodeLayerWeights[] = [];
+  for (let i = 0; i < config.layers; i++) {
+    const b = `blk.${i}`;
+    const qkv = await Promise.all(["attn_q", "attn_k", "attn_v"].map((n) => planar(`${b}.${n}.weight`)));
+    layers.push({
+      attnNorm: await gain(`${b}.attn_norm.weight`),
+      qkv: options.stackQkv !== false && qkv.every((t) => t.type === qkv[0]!.type) ? [uploadMatrix(arena, stackRows(qkv), `${b}.qkv`)] : qkv.map((t, k) => uploadMatrix(arena, t, `${b}.qkv${k}`)),
+      o: await matrix(`${b}.attn_output.weight`),
+      ffnNorm: await gain(`${b}.ffn_norm.weight`),
+      gate: await matrix(`${b}.ffn_gate.weight`),
+      up: await matrix(`${b}.ffn_up.weight`),
+      down: await matrix(`${b}.ffn_down.weight`),
+    });
+  }
+  const outputNorm = await gain("output_norm.weight");
+  const output = config.tiedEmbeddings ? embeddings : await matrix("output.weight");
+  return { embeddings, layers, outputNorm, output };
+}
+
+function toPlanar(t: { name: string; type: GgmlType; rows: number; cols: number; bytes: Uint8Array }): PlanarTensor {
+  if (t.cols % 32 !== 0) throw new EngineError("invalid_request", `tensor ${t.name} has rows of ${t.cols}, not a multiple of 32`);
+  try {
+    weightPlanes(t.type);
+  } catch {
+    throw new EngineError("invalid_request", `tensor ${t.name} is ${typeName(t.type)}, which the webgpu backend cannot run yet`, { tensor: t.name });
+  }
+  return repackPlanar(t.type, t.bytes, t.rows, t.cols);
+}
+
+function uploadMatrix(arena: WeightArena, t: PlanarTensor, name: string): GpuMatrix {
+  return { type: t.type, rows: t.rows, cols: t.cols, planes: weightPlanes(t.type).map((plane) => arena.add(t[plane], `${name}.${plane}`)) };
+}
+
+/** Planar block order is row-major, so stacking matrices of one type is concatenating each plane. */
+function stackRows(tensors: PlanarTensor[]): PlanarTensor {
+  const concat = (plane: "quants" | "meta" | "high") => {
+    const out = new Uint32Array(tensors.reduce((n, t) => n + t[plane].length, 0));
+    let at = 0;
+    for (const t of tensors) {
+      out.set(t[plane], at);
+      at += t[plane].length;
+    }
+    return out;
+  };
+  const rows = tensors.reduce((n, t) => n + t.rows, 0);
+  return { type: tensors[0]!.type, rows, cols: tensors[0]!.cols, quants: concat("quants"), meta: concat("meta"), high: concat("high") };
+}

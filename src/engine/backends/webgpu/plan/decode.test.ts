@@ -1,0 +1,131 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { writeTinyGguf, type TinyGgufOptions } from "../../../../../test/helpers/tiny-gguf.js";
+import { argmax, createReferenceSession, loadReferenceModel, type ReferenceStep } from "../../../../../test/helpers/webgpu-reference.js";
+import { openGgufTensors } from "../gguf/read-tensors.js";
+import { openGpuDevice, type GpuDevice } from "../device.js";
+import { gpu, noGpu } from "../kernels/gpu-test-kit.fixture.js";
+import { readLlamaConfig } from "../model/llama-config.js";
+import type { DecodePlanOptions } from "./decode-dispatches.js";
+import { DecodePlan, type DecodeStepResult } from "./decode.js";
+import { uploadDecodeWeights, type UploadOptions } from "./decode-weights.js";
+import { WeightArena } from "./weight-arena.js";
+
+const dir = mkdtempSync(join(tmpdir(), "kiln-webgpu-decode-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const MAX_CTX = 16;
+
+/** Writes a tiny fixture and loads it both on the GPU and into the f64 reference. */
+async function load(name: string, options: TinyGgufOptions, upload: UploadOptions = {}, planOptions: DecodePlanOptions = {}, on: GpuDevice = gpu!) {
+  const path = await writeTinyGguf(join(dir, `${name}.gguf`), 3, { outputScale: 1, ...options });
+  const file = await openGgufTensors(path);
+  const config = readLlamaConfig(file.header);
+  const arena = new WeightArena(on.device);
+  const plan = new DecodePlan(on, config, await uploadDecodeWeights(file, config, arena, upload), MAX_CTX, planOptions);
+  return { plan, arena, reference: await loadReferenceModel(path) };
+}
+
+/** Design §4.2 bounds: per-layer relative L2 ≤ 1e-5, logits max |Δ| ≤ 1e-4·max|logit|, same argmax unless a near-tie. */
+function expectMatches(actual: DecodeStepResult, expected: ReferenceStep, bounds = { layer: 1e-5, logits: 1e-4 }): void {
+  actual.residuals?.forEach((layer, l) => {
+    const ref = expected.residuals[l]!;
+    let diff = 0;
+    let norm = 0;
+    ref.forEach((v, k) => ((diff += (layer[k]! - v) ** 2), (norm += v * v)));
+    expect(Math.sqrt(diff / norm), `layer ${l}`).toBeLessThanOrEqual(bounds.layer);
+  });
+  const logits = actual.logits!;
+  const maxLogit = Math.max(...expected.logits.map(Math.abs));
+  let worst = 0;
+  expected.logits.forEach((v, k) => (worst = Math.max(worst, Math.abs(logits[k]! - v))));
+  expect(worst).toBeLessThanOrEqual(bounds.logits * maxLogit);
+  const sorted = [...expected.logits].sort((a, b) => b - a);
+  if (sorted[0]! - sorted[1]! > 2 * bounds.logits * maxLogit) expect(actual.token).toBe(argmax(expected.logits));
+}
+
+describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference", () => {
+  for (const [name, options] of [["f32", { type: "f32" }], ["q8_0-tied", { type: "q8_0", tied: true }], ["q4_1", { type: "q4_1" }], ["q5_0", { type: "q5_0" }]] as const) {
+    it(`matches per-layer residuals, logits and argmax on the ${name} fixture`, async () => {
+      const { plan, arena, reference } = await load(name, options);
+      const session = createReferenceSession(reference);
+      for (const token of [1, 70, 140, 7, 33, 99]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+      // embed; per layer norm, QKV+RoPE, 3 attention, O, norm, gate/up, down; norm, LM head, 2 argmax
+      expect(plan.dispatchCount).toBe(1 + 9 * reference.config.layers + 4);
+      plan.destroy();
+      arena.destroy();
+    });
+  }
+
+  it("matches with q, k, v as three GEMVs and the separate RoPE + KV kernel (mixed-type files)", async () => {
+    const { plan, arena, reference } = await load("q4_0-split", { type: "q4_0" }, { stackQkv: false });
+    const session = createReferenceSession(reference);
+    for (const token of [9, 80, 3, 41]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+    expect(plan.dispatchCount).toBe(1 + 12 * reference.config.layers + 4);
+    plan.destroy();
+    arena.destroy();
+  });
+
+  it("matches with the norms fused into the GEMV prologues, 4 rows per invocation (the dispatch-lean variant)", async () => {
+    const { plan, arena, reference } = await load("q5_1-fused", { type: "q5_1" }, {}, { fuseNorm: true, gemvRows: 4 });
+    const session = createReferenceSession(reference);
+    for (const token of [2, 64, 128, 17]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+    expect(plan.dispatchCount).toBe(1 + 7 * reference.config.layers + 3);
+    plan.destroy();
+    arena.destroy();
+  });
+
+  it("stays within f16 rounding of the reference with an f16 KV cache", async () => {
+    const { plan, arena, reference } = await load("q8_0-kv16", { type: "q8_0" }, {}, { kvCache: "f16" });
+    const session = createReferenceSession(reference);
+    // Keys and values are rounded to half (relative 2^-11): bounds of a few f16 ulps, not f32 ones.
+    for (const token of [4, 90, 180, 23, 61]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token), { layer: 2e-3, logits: 2e-3 });
+    plan.destroy();
+    arena.destroy();
+  });
+
+  it("feeds the GPU-sampled token into the next step without a CPU round trip", async () => {
+    const { plan, arena, reference } = await load("q8_0-feedback", { type: "q8_0" });
+    const session = createReferenceSession(reference);
+    let result = await plan.step(5, { logits: true });
+    expectMatches(result, session.step(5));
+    for (let i = 0; i < 8; i++) {
+      const sampled = result.token;
+      result = await plan.step(undefined, { logits: true });
+      expectMatches(result, session.step(sampled)); // the reference is fed what the GPU sampled
+    }
+    expect(plan.position).toBe(9);
+    plan.destroy();
+    arena.destroy();
+  });
+
+  it("run-ahead gives the same tokens as step-by-step decoding, in one submit", async () => {
+    const { plan, arena } = await load("q4_1-run-ahead", { type: "q4_1" });
+    const stepwise = [(await plan.step(11)).token];
+    for (let i = 0; i < 9; i++) stepwise.push((await plan.step()).token);
+    plan.reset();
+    const ahead = [...(await plan.runAhead(4, 11)), ...(await plan.runAhead(6))];
+    expect(ahead).toEqual(stepwise);
+    expect(plan.position).toBe(10);
+    await expect(plan.runAhead(MAX_CTX)).rejects.toMatchObject({ code: "context_overflow" });
+    plan.destroy();
+    arena.destroy();
+  });
+
+  it("refuses a step past the KV cache with a context_overflow error", async () => {
+    const { plan, arena } = await load("f32-overflow", { type: "f32" });
+    plan.position = MAX_CTX;
+    await expect(plan.step(1)).rejects.toMatchObject({ code: "context_overflow" });
+    plan.destroy();
+    arena.destroy();
+  });
+
+  it("reports a step on a lost device as an EngineError backend_failure", async () => {
+    const own = await openGpuDevice();
+    const { plan } = await load("f32-lost", { type: "f32" }, {}, {}, own);
+    await plan.step(1);
+    own.destroy();
+    await expect(plan.step(2)).rejects.toMatchObject({ name: "EngineError", code: "backend_failure" });
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * One decode step of a llama model on WebGPU: one command encoder, one compute pass, one submit per token, and
+ * a 4-byte readback of the sampled id. The sampled id stays in a GPU buffer, so the next step can take it from
+ * there (the base for run-ahead decoding).
+ */
+import { availableParallelism } from "node:os";
+import { EngineError, contextOverflow } from "../../../errors.js";
+import type { GpuDevice } from "../device.js";
+import type { LlamaConfig } from "../model/llama-config.js";
+import { groupsFor, readBack } from "../kernels/run-kernel.js";
+import { encodeStep } from "../kernels/step.js";
+import { createDecodeBuffers, destroyDecodeBuffers, type DecodeBuffers } from "./decode-buffers.js";
+import { buildDecodeDispatches, type DecodeDispatches, type DecodePlanOptions } from "./decode-dispatches.js";
+import type { DecodeWeights } from "./decode-weights.js";
+import { RUN_AHEAD_MAX, createRunAheadRing, type RunAheadRing } from "./run-ahead-ring.js";
+
+/** Debug outputs of a step (each costs an extra copy and sync). */
+export interface DecodeStepOptions {
+  /** Read back the full logits (parity tests; CPU sampling paths). */
+  logits?: boolean;
+  /** Copy the residual stream after every layer and read it back (names the faulty kernel when a layer drifts). */
+  residuals?: boolean;
+}
+
+/** What a step produced. */
+export interface DecodeStepResult {
+  /** The greedy (argmax) next token. */
+  token: number;
+  logits?: Float32Array;
+  residuals?: Float32Array[];
+}
+
+/** A loaded model's decode loop for one sequence. */
+export class DecodePlan {
+  /** Tokens decoded so far (the next token's position). */
+  position = 0;
+  private readonly buffers: DecodeBuffers;
+  private readonly dispatches: DecodeDispatches;
+  private ring: RunAheadRing | undefined;
+
+  constructor(
+    private readonly gpu: GpuDevice,
+    private readonly config: LlamaConfig,
+    weights: DecodeWeights,
+    /** Positions the KV cache holds. */
+    readonly maxCtx: number,
+    options: DecodePlanOptions = {},
+  ) {
+    // Software adapters: norms as their own dispatches, 8 rows per invocation, grids spread over the CPU's threads
+    // (each measured faster on llvmpipe). Real GPUs are dispatch-bound on small models: fold the norms in.
+    const software: DecodePlanOptions = { fuseNorm: false, gemvRows: 8, threads: Math.min(availableParallelism(), 16) };
+    const choices: DecodePlanOptions = { ...(gpu.info.software ? software : { fuseNorm: true }), ...options };
+    this.buffers = createDecodeBuffers(gpu.device, config, maxCtx, choices.kvCache);
+    this.dispatches = buildDecodeDispatches(gpu.device, config, weights, this.buffers, maxCtx, choices);
+  }
+
+  /** Dispatches recorded per token. */
+  get dispatchCount(): number {
+    return this.dispatches.list.length;
+  }
+
+  /** Decodes one token: `token`, or (when omitted) the id the previous step sampled on the GPU. */
+  async step(token?: number, options: DecodeStepOptions = {}): Promise<DecodeStepResult> {
+    if (this.position >= this.maxCtx) throw contextOverflow(this.position + 1, this.maxCtx);
+    try {
+      return await this.submitStep(token, options);
+    } catch (error) {
+      // A lost device rejects mapAsync (an AbortError, which must not read as a client abort); report the device's
+      // own failure when it has one.
+      if (error instanceof EngineError) throw error;
+      throw this.gpu.failure ?? new EngineError("backend_failure", `WebGPU decode step failed: ${String(error)}`, {}, { cause: error });
+    }
+  }
+
+  private async submitStep(token: number | undefined, options: DecodeStepOptions): Promise<DecodeStepResult> {
+    const { device } = this.gpu;
+    const b = this.buffers;
+    if (token !== undefined) device.queue.writeBuffer(b.token, 0, new Uint32Array([token]));
+    device.queue.writeBuffer(b.step, 0, encodeStep(this.position));
+    const dump = options.residuals ? device.createBuffer({ size: this.config.layers * this.config.embedding * 4, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC }) : undefined;
+    const encoder = device.createCommandEncoder();
+    this.encode(encoder, this.position + 1, dump);
+    encoder.copyBufferToBuffer(b.token, 0, b.tokenStaging, 0, 4);
+    device.queue.submit([encoder.finish()]);
+    this.position++;
+    await b.tokenStaging.mapAsync(GPUMapMode.READ);
+    const id = new Uint32Array(b.tokenStaging.getMappedRange(0, 4))[0]!;
+    b.tokenStaging.unmap();
+    this.gpu.throwIfFailed();
+    const result: DecodeStepResult = { token: id };
+    if (options.logits) result.logits = new Float32Array(await readBack(device, b.logits, this.config.vocabSize * 4));
+    if (dump) {
+      const all = new Float32Array(await readBack(device, dump));
+      result.residuals = Array.from({ length: this.config.layers }, (_, l) => all.slice(l * this.config.embedding, (l + 1) * this.config.embedding));
+      dump.destroy();
+    }
+    return result;
+  }
+
+  /**
+   * Run-ahead decode: `count` greedy steps in one submit, each taking the previous step's sampled id straight from
+   * the GPU (the first takes `token` when given), with one map at the end. This takes the CPU round trip out of
+   * every token but the last. The caller stops at EOS by setting `position` back: the extra KV entries are simply
+   * overwritten later.
+   */
+  async runAhead(count: number, token?: number): Promise<number[]> {
+    if (count < 1 || count > RUN_AHEAD_MAX) throw new RangeError(`run-ahead takes 1..${RUN_AHEAD_MAX} steps, got ${count}`);
+    if (this.position + count > this.maxCtx) throw contextOverflow(this.position + count, this.maxCtx);
+    const { device } = this.gpu;
+    const b = this.buffers;
+    const ring = (this.ring ??= createRunAheadRing(device));
+    if (token !== undefined) device.queue.writeBuffer(b.token, 0, new Uint32Array([token]));
+    const steps = new Uint32Array(count * 4);
+    for (let i = 0; i < count; i++) steps.set(encodeStep(this.position + i), i * 4);
+    device.queue.writeBuffer(ring.steps, 0, steps);
+    const encoder = device.createCommandEncoder();
+    for (let i = 0; i < count; i++) {
+      // Copies between passes set each step's uniform and collect its id; the whole run is one command buffer.
+      encoder.copyBufferToBuffer(ring.steps, i * 16, b.step, 0, 16);
+      this.encode(encoder, this.position + i + 1, undefined);
+      encoder.copyBufferToBuffer(b.token, 0, ring.ids, i * 4, 4);
+    }
+    encoder.copyBufferToBuffer(ring.ids, 0, ring.staging, 0, count * 4);
+    device.queue.submit([encoder.finish()]);
+    this.position += count;
+    try {
+      await ring.staging.mapAsync(GPUMapMode.READ, 0, count * 4);
+    } catch (error) {
+      throw this.gpu.failure ?? new EngineError("backend_failure", `WebGPU run-ahead failed: ${String(error)}`, {}, { cause: error });
+    }
+    const ids = [...new Uint32Array(ring.staging.getMappedRange(0, count * 4))];
+    ring.staging.unmap();
+    this.gpu.throwIfFailed();
+    return ids;
+  }
+
+  /** Forgets the sequence (the KV entries are simply overwritten later). */
+  reset(): void {
+    this.position = 0;
+  }
+
+  destroy(): void {
+    destroyDecodeBuffers(this.buffers);
+    for (const buffer of Object.values(this.ring ?? {})) buffer.destroy();
+  }
+
+  private encode(encoder: GPUCommandEncoder, kvLen: number, dump: GPUBuffer | undefined): void {
+    const { list, layerEnds } = this.dispatches;
+    let pass = encoder.beginComputePass();
+    for (let i = 0; i < list.length; i++) {
+      const d = list[i]!;
+      pass.setPipeline(d.pipeline);
+      pass.setBindGroup(0, d.bindGroup);
+      pass.dispatchWorkgroups(d.perKvLen ? groupsFor(d.perKvLen * kvLen) : d.workgroups);
+      const layer = dump ? layerEnds.indexOf(i) : -1;
+      if (layer >= 0) {
+        // Copies cannot sit inside a compute pass: end it, copy the residual, and go on in a new pass.
+        pass.end();
+        encoder.copyBufferToBuffer(this.buffers.x, 0, dump!, layer * this.config.embedding * 4, this.config.embedding * 4);
+        pass = encoder.beginComputePass();
+      }
+    }
+    pass.end();
+  }
+}
