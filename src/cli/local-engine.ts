@@ -34,6 +34,6 @@ export async function openLocalEngine(flags: ModelFlags & { parallel?: number },
   }
   const { createEngine } = await import("../engine/index.js");
   const id = parseModelRef(ref).name;
-  const engine = await createEngine({ models: [{ id, path }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize, threads: flags.threads });
+  const engine = await createEngine({ models: [{ id, path, backend: flags.backend }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize, threads: flags.threads });
   return { engine, model: engine.listModels()[0]! };
 }

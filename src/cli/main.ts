@@ -11,6 +11,7 @@ import { registerModels } from "./commands/models.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerUsage } from "./commands/usage.js";
 import { registerPs } from "./commands/ps.js";
+import { registerInfo } from "./commands/info.js";
 
 const program = new Command("kiln")
   .description("Run language models locally and serve them as Anthropic Messages and OpenAI-compatible APIs")
@@ -26,6 +27,7 @@ registerModels(program);
 registerKeys(program);
 registerUsage(program);
 registerPs(program);
+registerInfo(program);
 
 try {
   await program.parseAsync(process.argv);

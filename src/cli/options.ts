@@ -2,7 +2,8 @@
  * Flag parsing shared by the commands that load a model or sample from one (`run`, `chat`, `serve`): the value
  * parsers check ranges at parse time, so a bad flag fails with exit code 1 before anything heavy loads.
  */
-import { InvalidArgumentError, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
+import type { LocalBackendName } from "../engine/engine.js";
 import type { SamplingOptions } from "../engine/messages.js";
 import { DEFAULT_MODEL } from "../models/refs.js";
 
@@ -19,6 +20,12 @@ export interface ModelFlags {
   model?: string;
   threads?: number;
   ctxSize?: number;
+  backend?: LocalBackendName;
+}
+
+/** `--backend`: where local models run. */
+export function backendOption(): Option {
+  return new Option("--backend <name>", "where local models run: llama-cpp, or webgpu (kiln's own GPU kernels; llama-family GGUFs)").choices(["llama-cpp", "webgpu"]);
 }
 
 /** A commander value parser for a number in [min, max]; integers only when `integer` is set. */
@@ -50,7 +57,8 @@ export function addModelOptions(command: Command): Command {
   return command
     .option("-m, --model <ref>", `model name, .gguf path or reference (default: ${DEFAULT_MODEL})`)
     .option("--threads <n>", "CPU threads for generation (default: all cores)", parseNumberIn(1, 1024, true))
-    .option("--ctx-size <n>", "context size in tokens (default: the model's, capped)", parseNumberIn(256, 1_048_576, true));
+    .option("--ctx-size <n>", "context size in tokens (default: the model's, capped)", parseNumberIn(256, 1_048_576, true))
+    .addOption(backendOption());
 }
 
 /** Adds the flags every generating command shares: system prompt, model, max tokens, sampling and stops. */

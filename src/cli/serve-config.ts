@@ -21,7 +21,7 @@ const RemoteModel = v.strictObject({
 
 const LocalModel = v.strictObject({
   name: v.optional(v.pipe(v.string(), v.minLength(1))),
-  backend: v.optional(v.literal("llama-cpp")),
+  backend: v.optional(v.picklist(["llama-cpp", "webgpu"])),
   /** A model reference: store name, .gguf path, hf:, https:// or pypi: reference. */
   source: v.pipe(v.string(), v.minLength(1)),
   aliases: v.optional(v.array(v.string())),
@@ -35,6 +35,8 @@ const ConfigFile = v.strictObject({
   parallel: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   ctxSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(256))),
   threads: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  /** Backend of local models that do not name one. */
+  backend: v.optional(v.picklist(["llama-cpp", "webgpu"])),
   queue: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   maxOutputTokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   logLevel: v.optional(v.picklist(["debug", "info", "warn", "error"])),
@@ -45,7 +47,7 @@ export type ConfigFile = v.InferOutput<typeof ConfigFile>;
 
 /** A model as `serve` declares it to the engine. */
 export type ModelDeclaration =
-  | { kind: "local"; name?: string; source: string; aliases: string[] }
+  | { kind: "local"; name?: string; source: string; aliases: string[]; backend?: "llama-cpp" | "webgpu" }
   | { kind: "remote"; name: string; upstreams: string[]; apiKey?: string; upstreamModel?: string; contextWindow?: number; maxConcurrency?: number; aliases: string[] };
 
 /** Reads and validates a config file; every problem names the key path. */
@@ -73,7 +75,7 @@ function toDeclaration(model: NonNullable<ConfigFile["models"]>[number], path: s
     const { name, upstreams, upstreamModel, contextWindow, maxConcurrency } = model;
     return { kind: "remote", name, upstreams, apiKey, upstreamModel, contextWindow, maxConcurrency, aliases: model.aliases ?? [] };
   }
-  return { kind: "local", name: model.name, source: model.source, aliases: model.aliases ?? [] };
+  return { kind: "local", name: model.name, source: model.source, aliases: model.aliases ?? [], backend: model.backend };
 }
 
 /**

@@ -13,6 +13,7 @@ export interface ServeEngineSettings {
   queue?: number;
   ctxSize?: number;
   threads?: number;
+  backend?: "llama-cpp" | "webgpu";
   prefixCache: boolean;
   logLevel: string;
 }
@@ -37,7 +38,7 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
   return createEngine({
     models,
     remoteModels,
-    parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads,
+    parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads, backend: settings.backend,
     prefixCache: settings.prefixCache,
     onModelLoad: hooks.onModelLoad,
     // debug: show where each prompt stopped matching the cache (why a request re-evaluated its prefix).
@@ -50,7 +51,7 @@ async function resolveLocal(declaration: Extract<ModelDeclaration, { kind: "loca
   const renderer = createProgressRenderer(process.stderr);
   try {
     const path = await resolveModel(declaration.source, { onProgress: (p) => renderer.update(p) });
-    return { id: declaration.name ?? parseModelRef(declaration.source).name, path, aliases: declaration.aliases };
+    return { id: declaration.name ?? parseModelRef(declaration.source).name, path, aliases: declaration.aliases, backend: declaration.backend };
   } finally {
     renderer.finish();
   }

@@ -8,20 +8,25 @@ import type { GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
 import type { Engine, EngineStats } from "./engine-types.js";
 import { EngineError, toEngineError } from "./errors.js";
 import type { GenerationEvent } from "./events.js";
-import type { IdFactory } from "../lib/ids.js";
-import { openLlamaCppBackend, type LlamaCppBackend } from "./backends/llama-cpp/llama-cpp-backend.js";
+import { newId, type IdFactory } from "../lib/ids.js";
+import { openLlamaCppBackend } from "./backends/llama-cpp/llama-cpp-backend.js";
 import type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
 import type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";
 import { Scheduler } from "./scheduler.js";
 import { createRemoteModel, type RemoteModelSpec } from "./backends/remote/remote-model.js";
 
-/** A model to serve: its id, the .gguf path (already resolved by the model store) and other names for it. */
-export interface ModelDeclaration { id: string; path: string; aliases?: string[] }
+/** Where a local model runs: llama.cpp (default) or kiln's own WebGPU kernels. */
+export type LocalBackendName = "llama-cpp" | "webgpu";
+
+/** A model to serve: its id, the .gguf path (already resolved by the model store), other names, its backend. */
+export interface ModelDeclaration { id: string; path: string; aliases?: string[]; backend?: LocalBackendName }
 
 export interface EngineOptions {
   models: ModelDeclaration[];
   /** Models served by remote OpenAI-compatible engines (replicas of vLLM, SGLang, llama-server, kiln). */
   remoteModels?: RemoteModelSpec[];
+  /** Backend of models that do not name one (default "llama-cpp"). */
+  backend?: LocalBackendName;
   /** Sequences decoded together per model (default 4). */
   parallel?: number;
   /** Tokens per sequence, prompt + output (default min(train context, 4096)). */
@@ -54,15 +59,8 @@ export const DEFAULT_QUEUE = 64;
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   const parallel = options.parallel ?? DEFAULT_PARALLEL;
   const queue = options.queue ?? DEFAULT_QUEUE;
-  const backend = options.models.length === 0 ? undefined : await openLlamaCppBackend({
-    gpu: options.gpu,
-    parallel,
-    ctxSize: options.ctxSize,
-    threads: options.threads ?? availableParallelism(),
-    prefixCache: options.prefixCache,
-    ids: options.ids,
-    onPrefixDivergence: options.onPrefixDivergence,
-  });
+  const backendOf = (model: ModelDeclaration) => model.backend ?? options.backend ?? "llama-cpp";
+  const backends = await openLocalBackends(options, new Set(options.models.map(backendOf)), parallel);
   const served: Served[] = [];
   const add = async (loading: () => Promise<LoadedModel>) => {
     const started = performance.now();
@@ -71,17 +69,44 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     options.onModelLoad?.(model.info.id, performance.now() - started);
   };
   try {
-    for (const declaration of options.models) await add(() => backend!.load(declaration));
+    for (const declaration of options.models) await add(() => backends.get(backendOf(declaration))!.load(declaration));
     for (const spec of options.remoteModels ?? []) await add(() => createRemoteModel(spec));
   } catch (error) {
     await Promise.all(served.map(({ model }) => model.dispose()));
-    await backend?.dispose();
+    await Promise.all([...backends.values()].map((backend) => backend.dispose()));
     throw error;
   }
-  return assembleEngine(backend, served);
+  return assembleEngine([...backends.values()], served);
 }
 
-function assembleEngine(backend: LlamaCppBackend | undefined, served: Served[]): Engine {
+/** What the engine needs of a local backend. */
+interface LocalBackend {
+  load(model: ModelDeclaration): Promise<LoadedModel>;
+  dispose(): Promise<void>;
+}
+
+/** Opens each backend some model needs; WebGPU (Dawn) loads only when a model asks for it. */
+async function openLocalBackends(options: EngineOptions, names: Set<LocalBackendName>, parallel: number): Promise<Map<LocalBackendName, LocalBackend>> {
+  const backends = new Map<LocalBackendName, LocalBackend>();
+  if (names.has("llama-cpp")) {
+    backends.set("llama-cpp", await openLlamaCppBackend({
+      gpu: options.gpu,
+      parallel,
+      ctxSize: options.ctxSize,
+      threads: options.threads ?? availableParallelism(),
+      prefixCache: options.prefixCache,
+      ids: options.ids,
+      onPrefixDivergence: options.onPrefixDivergence,
+    }));
+  }
+  if (names.has("webgpu")) {
+    const { openWebGpuBackend } = await import("./backends/webgpu/webgpu-backend.js");
+    backends.set("webgpu", openWebGpuBackend({ ctxSize: options.ctxSize, prefixCache: options.prefixCache, ids: options.ids ?? newId }));
+  }
+  return backends;
+}
+
+function assembleEngine(backends: LocalBackend[], served: Served[]): Engine {
   const totals = { promptTokens: 0, cachedPromptTokens: 0 };
   const find = (name: string) => served.find(({ model }) => model.info.id === name || model.info.aliases.includes(name));
   const resolve = (name: string): Served => {
@@ -103,7 +128,7 @@ function assembleEngine(backend: LlamaCppBackend | undefined, served: Served[]):
     close: async () => {
       for (const { scheduler } of served) scheduler.close();
       await Promise.all(served.map(({ model }) => model.dispose()));
-      await backend?.dispose();
+      await Promise.all(backends.map((backend) => backend.dispose()));
     },
   };
 }

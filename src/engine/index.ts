@@ -1,5 +1,5 @@
 /** The engine's public surface: server/, chat/ and cli/ import from here. */
-export { createEngine, DEFAULT_PARALLEL, DEFAULT_QUEUE, type EngineOptions, type ModelDeclaration } from "./engine.js";
+export { createEngine, DEFAULT_PARALLEL, DEFAULT_QUEUE, type EngineOptions, type LocalBackendName, type ModelDeclaration } from "./engine.js";
 export type { Engine, EngineStats } from "./engine-types.js";
 export type { GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
 export type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";

@@ -1,7 +1,7 @@
 /**
  * Starts a real kiln server on 127.0.0.1:0 with the real default model (load once per test file, in beforeAll).
  */
-import { createEngine, type Engine } from "../../src/engine/index.js";
+import { createEngine, type Engine, type LocalBackendName } from "../../src/engine/index.js";
 import { createServer, type ListeningServer, type ServerOptions } from "../../src/server/app.js";
 import { realModelPath, testThreads } from "./real-model.js";
 
@@ -23,12 +23,14 @@ export interface TestServerOptions extends ServerOptions {
   ctxSize?: number;
   /** Other names the test model answers to (e.g. an `Org/Name` alias). */
   aliases?: string[];
+  /** Where the model runs (default llama-cpp). */
+  backend?: LocalBackendName;
 }
 
 /** Loads the real model and listens on a free loopback port. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const { parallel = 2, queue, ctxSize = 2048, aliases, ...serverOptions } = options;
-  const engine = await createEngine({ models: [{ id: TEST_MODEL, path: realModelPath(), aliases }], parallel, queue, ctxSize, threads: testThreads() });
+  const { parallel = 2, queue, ctxSize = 2048, aliases, backend, ...serverOptions } = options;
+  const engine = await createEngine({ models: [{ id: TEST_MODEL, path: realModelPath(), aliases, backend }], parallel, queue, ctxSize, threads: testThreads() });
   const server = await createServer(engine, serverOptions).listen({ host: "127.0.0.1", port: 0 });
   return {
     url: server.url,

@@ -5,7 +5,7 @@ import type { ServerFeatures } from "../../server/context.js";
 import type { TeamFeatures } from "../../team/team-features.js";
 import { LOG_LEVELS, type LogLevel } from "../../team/request-logger.js";
 import { UsageError } from "../report-error.js";
-import { collectValues, formatFlagErrors, parseNumberIn, type ModelFlags } from "../options.js";
+import { backendOption, collectValues, formatFlagErrors, parseNumberIn, type ModelFlags } from "../options.js";
 import { parseModelFlags, readConfigFile, type ConfigFile, type ModelDeclaration } from "../serve-config.js";
 
 /** Flags of `kiln serve`, as commander parses them (file settings fill what the flags leave unset). */
@@ -39,6 +39,7 @@ interface ServeSettings {
   queue?: number;
   ctxSize?: number;
   threads?: number;
+  backend?: "llama-cpp" | "webgpu";
   maxOutputTokens?: number;
   logLevel: LogLevel;
   logBodies: boolean;
@@ -61,6 +62,7 @@ export function registerServe(program: Command): void {
   command
     .option("--threads <n>", "CPU threads for generation (default: all cores)", parseNumberIn(1, 1024, true))
     .option("--ctx-size <n>", "context size per sequence in tokens (default: the model's, capped)", parseNumberIn(256, 1_048_576, true))
+    .addOption(backendOption())
     .option("-m, --model <ref>", "model to serve (repeatable; the first is the default): <ref>, <name>=<ref>, or <name>=openai+http://host:port/v1 for a remote replica (repeat the name for more replicas)", collectValues)
     .option("--api-key <key>", "accept this API key (repeatable; also KILN_API_KEY, comma-separated); keys from `kiln keys create` are always accepted", collectValues)
     .option("--no-auth", "serve without API keys, even on a non-loopback address and even when stored keys exist")
@@ -111,6 +113,7 @@ export function resolveSettings(flags: ServeFlags, env = process.env): ServeSett
     queue: flags.queue ?? file.queue,
     ctxSize: flags.ctxSize ?? file.ctxSize,
     threads: flags.threads ?? file.threads,
+    backend: flags.backend ?? file.backend,
     maxOutputTokens: flags.maxOutputTokens ?? file.maxOutputTokens,
     logLevel: flags.logLevel ?? file.logLevel ?? "info",
     logBodies: flags.logBodies ?? false,

@@ -1,11 +1,7 @@
 /** Maps the internal SamplingOptions onto node-llama-cpp's evaluation options, with llama.cpp's usual defaults. */
 import type { LlamaGrammarEvaluationState, SequenceEvaluateOptions, Token } from "node-llama-cpp";
 import type { SamplingOptions } from "../../messages.js";
-
-/** llama.cpp's defaults (as llama-server uses them) for the fields a request leaves out. */
-const DEFAULTS = { temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05 };
-/** llama.cpp's default penalty window (penalty_last_n). */
-const PENALTY_WINDOW = 64;
+import { PENALTY_WINDOW, SAMPLING_DEFAULTS as DEFAULTS } from "../../sampling-defaults.js";
 
 /**
  * Evaluation options for one generation. `history` returns the prompt and output so far; penalties apply to its

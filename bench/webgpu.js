@@ -1,0 +1,94 @@
+/**
+ * `npm run bench:webgpu`: the WebGPU backend next to the llama.cpp backend on the same machine and model, in one run
+ * (sides alternate each round): prompt processing and generation tokens/s through kiln's engine in-process, and
+ * the WebGPU decode plan's dispatches per token. Writes bench/results/<date>-<host>-webgpu.{json,md}.
+ * Env: BENCH_THREADS (llama.cpp threads; default all cores), ROUNDS (default 2), BENCH_GENERATE (tokens, default 32).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { hostname, loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { readSettings } from "./lib/config.js";
+import { describeMachine } from "./lib/machine.js";
+import { makeProse } from "./lib/prompts.js";
+import { median, ratio, round } from "./lib/stats.js";
+
+const settings = readSettings();
+const rounds = Number(process.env.ROUNDS ?? 2);
+const generate = Number(process.env.BENCH_GENERATE ?? 32);
+const promptWords = 80;
+const log = (line) => console.error(`[bench webgpu ${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+const { createEngine } = await import("../dist/engine/index.js");
+// No prefix cache on either side: every round evaluates its whole prompt.
+const load = (backend) => createEngine({ models: [{ id: "m", path: settings.modelPath, backend }], parallel: 1, ctxSize: 1024, threads: settings.threads, prefixCache: false });
+const request = (text, maxTokens) => ({ model: "m", messages: [{ role: "user", parts: [{ type: "text", text }] }], maxTokens, sampling: { temperature: 0 } });
+
+/** Prompt tokens ÷ time to the first token, and tokens/s from the first token to the last. */
+async function measure(engine, text) {
+  const t0 = performance.now();
+  let inputTokens = 0;
+  const times = [];
+  for await (const event of engine.generate(request(text, generate))) {
+    if (event.type === "start") inputTokens = event.inputTokens - event.cachedInputTokens;
+    if (event.type === "text-delta") times.push(performance.now());
+  }
+  return {
+    promptTokensPerSecond: (inputTokens * 1000) / (times[0] - t0),
+    generateTokensPerSecond: ((times.length - 1) * 1000) / (times.at(-1) - times[0]),
+    inputTokens,
+    outputTokens: times.length,
+  };
+}
+
+const started = new Date();
+const machine = describeMachine();
+const engines = { "llama-cpp": await load("llama-cpp"), webgpu: await load("webgpu") };
+const adapter = engines.webgpu.listModels()[0].details;
+log(`webgpu adapter ${adapter.adapter} (${adapter.gpuBackend}, ${adapter.tier}), ${adapter.dispatchesPerToken} dispatches per token`);
+const samples = { "llama-cpp": [], webgpu: [] };
+try {
+  for (let r = 0; r < rounds; r++) {
+    // A fresh prompt each round, so no side reuses a cached prefix.
+    const text = `Summarise this in one line: ${makeProse(100 + r, promptWords)}`;
+    for (const side of Object.keys(engines)) {
+      const result = await measure(engines[side], text);
+      samples[side].push(result);
+      log(`round ${r} ${side}: ${result.inputTokens} prompt tokens, prompt ${round(result.promptTokensPerSecond)} tok/s, generate ${round(result.generateTokensPerSecond)} tok/s (${result.outputTokens} tokens)`);
+    }
+  }
+} finally {
+  await Promise.all(Object.values(engines).map((engine) => engine.close()));
+}
+
+const summary = Object.fromEntries(Object.entries(samples).map(([side, results]) => [side, {
+  promptTokensPerSecond: round(median(results.map((r) => r.promptTokensPerSecond))),
+  generateTokensPerSecond: round(median(results.map((r) => r.generateTokensPerSecond))),
+}]));
+const result = {
+  date: started.toISOString(), machine, threads: settings.threads, rounds, generateTokens: generate,
+  adapter, loadAverage: loadavg(), summary, samples,
+  ratios: {
+    generate: ratio(summary.webgpu.generateTokensPerSecond, summary["llama-cpp"].generateTokensPerSecond),
+    prompt: ratio(summary.webgpu.promptTokensPerSecond, summary["llama-cpp"].promptTokensPerSecond),
+  },
+};
+const markdown = [
+  `# kiln WebGPU backend — ${result.date} on ${hostname()}`,
+  "",
+  `Machine: ${machine.cpu.model}, ${machine.logicalCpus} logical CPUs, ${machine.memoryGiB} GiB; load average at the start ${machine.loadAverageAtStart.join(" / ")}. WebGPU adapter: ${adapter.adapter} through ${adapter.gpuBackend} (${adapter.tier} tier${adapter.softwareAdapter ? ", a software renderer on the CPU" : ""}).`,
+  `Default model, greedy, a ${median(samples.webgpu.map((s) => s.inputTokens))}-token prompt, ${generate} generated tokens, median of ${rounds} rounds; llama.cpp with ${settings.threads} threads. Load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" / ")}.`,
+  "",
+  "| backend | prompt tok/s | generate tok/s | dispatches per token |",
+  "| --- | --- | --- | --- |",
+  `| llama-cpp | ${summary["llama-cpp"].promptTokensPerSecond} | ${summary["llama-cpp"].generateTokensPerSecond} | – |`,
+  `| webgpu | ${summary.webgpu.promptTokensPerSecond} | ${summary.webgpu.generateTokensPerSecond} | ${adapter.dispatchesPerToken} |`,
+  "",
+  `WebGPU ÷ llama.cpp (same run): generation ${result.ratios.generate}, prompt ${result.ratios.prompt}. The prompt is evaluated one token at a time on WebGPU (no batched prefill yet).`,
+  "",
+].join("\n");
+const dir = fileURLToPath(new URL("./results/", import.meta.url));
+mkdirSync(dir, { recursive: true });
+const name = `${started.toISOString().slice(0, 10)}-${hostname().split(".")[0]}-webgpu`;
+writeFileSync(`${dir}${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
+writeFileSync(`${dir}${name}.md`, markdown);
+console.log(markdown);

@@ -1,0 +1,51 @@
+/**
+ * The token loop of the WebGPU backend: evaluate the prompt suffix the cache lacks, then sample token by token
+ * (GPU argmax when greedy, else the CPU sampler on read-back logits) until end of generation, a stop sequence, the
+ * budget or an abort. Events come from the engine's shared TokenEvents, exactly as on llama.cpp.
+ */
+import { EngineError } from "../../errors.js";
+import type { FinishReason, GenerationEvent } from "../../events.js";
+import type { GenerationPlan } from "../../generation-plan.js";
+import { TokenEvents } from "../../token-events.js";
+import type { Vocabulary } from "../../text/vocabulary.js";
+import type { IdFactory } from "../../../lib/ids.js";
+import type { DecodeSession } from "./decode-session.js";
+import { createSampler, logprobsOf } from "./sampler.js";
+
+export async function* runWebGpuGeneration(
+  session: DecodeSession,
+  plan: GenerationPlan,
+  deps: { vocabulary: Vocabulary; ids: IdFactory },
+  signal?: AbortSignal,
+): AsyncGenerator<GenerationEvent> {
+  throwIfAborted(signal);
+  const sampler = createSampler(plan.sampling);
+  const logprobs = plan.logprobs ?? 0;
+  const needLogits = !sampler.usesGpuArgmax || logprobs > 0;
+  const reused = session.reuse(plan.prompt);
+  const tokens = new TokenEvents(plan, deps.vocabulary, deps.ids, reused);
+  let step = undefined as Awaited<ReturnType<DecodeSession["feed"]>> | undefined;
+  for (let i = reused; i < plan.prompt.length; i++) {
+    throwIfAborted(signal);
+    step = await session.feed(plan.prompt[i]!, needLogits && i === plan.prompt.length - 1);
+  }
+  yield tokens.start();
+  let reason: FinishReason = "stop";
+  for (;;) {
+    if (signal?.aborted) { reason = "aborted"; break; }
+    // The sampler applies penalties to the logits in place; logprobs describe the model's own distribution.
+    const raw = logprobs > 0 ? step!.logits!.slice() : undefined;
+    const token = sampler.usesGpuArgmax ? step!.token : sampler.pick(step!.logits!, [...plan.prompt, ...tokens.output]);
+    if (deps.vocabulary.isEog(token)) break;
+    const alternatives = raw ? [logprobsOf(raw, token, logprobs, (id) => deps.vocabulary.detokenize([id], false))] : undefined;
+    const { events, finished } = tokens.push(token, alternatives);
+    yield* events;
+    if (finished) { reason = finished; break; }
+    step = await session.feed(token, needLogits);
+  }
+  yield* tokens.finish(reason);
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new EngineError("aborted", "The request was aborted");
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { argmax, createSampler, logprobsOf } from "./sampler.js";
+
+const logits = () => Float32Array.from([1, 3, 3, 0.5, -2, 2.9]);
+
+describe("CPU sampler", () => {
+  it("greedy without penalties defers to the GPU argmax; ties go to the lowest index", () => {
+    expect(createSampler({ temperature: 0 }).usesGpuArgmax).toBe(true);
+    expect(argmax(logits())).toBe(1);
+    expect(createSampler({ temperature: 0 }).pick(logits(), [])).toBe(1);
+  });
+
+  it("applies penalties before greedy picking, so a repeated token loses its lead", () => {
+    const sampler = createSampler({ temperature: 0, repeatPenalty: 2 });
+    expect(sampler.usesGpuArgmax).toBe(false);
+    // 1 and 2 are penalised (3 → 1.5); 5 (2.9) wins.
+    expect(sampler.pick(logits(), [1, 2])).toBe(5);
+    expect(createSampler({ temperature: 0, presencePenalty: 0.2 }).pick(logits(), [1])).toBe(2);
+  });
+
+  it("repeats a draw for the same seed and keeps to the top-k candidates", () => {
+    const draws = (seed: number) => {
+      const sampler = createSampler({ temperature: 1.5, topK: 2, topP: 1, minP: 0, seed });
+      return Array.from({ length: 40 }, () => sampler.pick(logits(), []));
+    };
+    expect(draws(7)).toEqual(draws(7));
+    expect(new Set(draws(7))).toEqual(new Set([1, 2]));
+  });
+
+  it("top-p keeps the smallest prefix reaching p, min-p drops the unlikely", () => {
+    const picks = (options: Parameters<typeof createSampler>[0]) => {
+      const sampler = createSampler({ temperature: 1, seed: 3, ...options });
+      return new Set(Array.from({ length: 200 }, () => sampler.pick(logits(), [])));
+    };
+    // Probabilities ≈ 0.04, 0.32, 0.32, 0.03, 0.00, 0.29 (ids 1, 2, 5 hold 0.93).
+    expect(picks({ topK: 0, topP: 0.5, minP: 0 })).toEqual(new Set([1, 2]));
+    expect(picks({ topK: 0, topP: 0.9, minP: 0 })).toEqual(new Set([1, 2, 5]));
+    expect(picks({ topK: 0, topP: 1, minP: 0.5 })).toEqual(new Set([1, 2, 5]));
+  });
+
+  it("reports log-softmax logprobs with the best alternatives first", () => {
+    const result = logprobsOf(logits(), 5, 2, (id) => `t${id}`);
+    const logZ = Math.log([...logits()].reduce((sum, value) => sum + Math.exp(value), 0));
+    expect(result.token).toBe("t5");
+    expect(result.logprob).toBeCloseTo(2.9 - logZ, 5);
+    expect(result.top.map((alt) => alt.token)).toEqual(["t1", "t2"]);
+  });
+});

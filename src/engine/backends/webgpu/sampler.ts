@@ -1,0 +1,116 @@
+/**
+ * Picks the next token from full logits on the CPU, in llama.cpp's sampler order (penalties → top-k → top-p →
+ * min-p → temperature → draw), with llama.cpp's defaults and a seeded generator, so a seed repeats a reply. Greedy
+ * decoding without penalties never needs the logits: the GPU's argmax is used instead.
+ */
+import type { SamplingOptions, TokenLogprob } from "../../index.js";
+import { PENALTY_WINDOW, SAMPLING_DEFAULTS } from "../../sampling-defaults.js";
+import { seededRandom } from "../../../lib/seeded-random.js";
+
+export interface TokenSampler {
+  /** True when the GPU's argmax is the answer (greedy, no penalties): the logits need not be read back. */
+  readonly usesGpuArgmax: boolean;
+  /** Samples from `logits` (modified in place by penalties); `history` is prompt + output so far. */
+  pick(logits: Float32Array, history: readonly number[]): number;
+}
+
+export function createSampler(options: SamplingOptions = {}): TokenSampler {
+  const temperature = options.temperature ?? SAMPLING_DEFAULTS.temperature;
+  const penalties = hasPenalties(options);
+  const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
+  return {
+    usesGpuArgmax: temperature <= 0 && !penalties,
+    pick(logits, history) {
+      if (penalties) applyPenalties(logits, history.slice(-PENALTY_WINDOW), options);
+      if (temperature <= 0) return argmax(logits);
+      let candidates = topK(logits, options.topK ?? SAMPLING_DEFAULTS.topK);
+      candidates = topP(candidates, options.topP ?? SAMPLING_DEFAULTS.topP);
+      candidates = minP(candidates, options.minP ?? SAMPLING_DEFAULTS.minP);
+      return draw(candidates, temperature, random());
+    },
+  };
+}
+
+/** log-softmax of the raw logits: the sampled token's log-probability and the `top` most likely alternatives. */
+export function logprobsOf(logits: Float32Array, token: number, top: number, detokenize: (token: number) => string): TokenLogprob {
+  let max = -Infinity;
+  for (const value of logits) max = Math.max(max, value);
+  let sum = 0;
+  for (const value of logits) sum += Math.exp(value - max);
+  const logZ = max + Math.log(sum);
+  const best = topK(logits, top);
+  return {
+    token: detokenize(token),
+    logprob: logits[token]! - logZ,
+    top: best.map(({ id, logit }) => ({ token: detokenize(id), logprob: logit - logZ })),
+  };
+}
+
+interface Candidate { id: number; logit: number }
+
+/** Highest value, lowest index on ties (as llama.cpp's greedy sampler). */
+export function argmax(values: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
+  return best;
+}
+
+/** The k largest logits, best first (k ≤ 0: all of them). */
+function topK(logits: Float32Array, k: number): Candidate[] {
+  const all = Array.from(logits, (logit, id) => ({ id, logit }));
+  all.sort((a, b) => b.logit - a.logit || a.id - b.id);
+  return k > 0 ? all.slice(0, k) : all;
+}
+
+function softmax(candidates: Candidate[], temperature = 1): number[] {
+  const max = candidates[0]!.logit;
+  const weights = candidates.map(({ logit }) => Math.exp((logit - max) / temperature));
+  const sum = weights.reduce((a, b) => a + b, 0);
+  return weights.map((w) => w / sum);
+}
+
+/** The smallest best-first prefix whose probability reaches p (at least one). */
+function topP(candidates: Candidate[], p: number): Candidate[] {
+  if (p >= 1) return candidates;
+  const probabilities = softmax(candidates);
+  let cumulative = 0;
+  for (let i = 0; i < candidates.length; i++) {
+    cumulative += probabilities[i]!;
+    if (cumulative >= p) return candidates.slice(0, i + 1);
+  }
+  return candidates;
+}
+
+/** Candidates at least minP times as likely as the best. */
+function minP(candidates: Candidate[], p: number): Candidate[] {
+  if (p <= 0) return candidates;
+  const floor = candidates[0]!.logit + Math.log(p);
+  return candidates.filter(({ logit }) => logit >= floor);
+}
+
+function draw(candidates: Candidate[], temperature: number, u: number): number {
+  const probabilities = softmax(candidates, temperature);
+  let cumulative = 0;
+  for (let i = 0; i < candidates.length; i++) {
+    cumulative += probabilities[i]!;
+    if (u < cumulative) return candidates[i]!.id;
+  }
+  return candidates.at(-1)!.id;
+}
+
+function hasPenalties(options: SamplingOptions): boolean {
+  return (options.repeatPenalty !== undefined && options.repeatPenalty !== 1) || Boolean(options.presencePenalty) || Boolean(options.frequencyPenalty);
+}
+
+/** llama.cpp's penalties: repeat divides positive logits (multiplies negative ones); frequency and presence subtract. */
+function applyPenalties(logits: Float32Array, recent: readonly number[], options: SamplingOptions): void {
+  const counts = new Map<number, number>();
+  for (const token of recent) counts.set(token, (counts.get(token) ?? 0) + 1);
+  const repeat = options.repeatPenalty ?? 1;
+  for (const [token, count] of counts) {
+    let logit = logits[token]!;
+    logit = logit > 0 ? logit / repeat : logit * repeat;
+    logit -= count * (options.frequencyPenalty ?? 0) + (options.presencePenalty ?? 0);
+    logits[token] = logit;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * One llama-family GGUF served by kiln's own WGSL kernels: weights uploaded to GPU arenas, the decode plan built once,
+ * one sequence with prefix reuse, and the vocabulary loaded alone through the shared text service so prompts and
+ * token ids match the llama.cpp backend exactly.
+ */
+import { stat } from "node:fs/promises";
+import type { GenerateOptions, LoadedModel, ModelInfo } from "../../backend.js";
+import type { GenerationEvent } from "../../events.js";
+import { planChat, planCompletion, tokenizeChat, type PlanTarget } from "../../generation-plan.js";
+import type { ChatRequest, CompletionRequest } from "../../messages.js";
+import { loadVocabulary, type LoadedVocabulary } from "../../text/load-vocabulary.js";
+import type { IdFactory } from "../../../lib/ids.js";
+import { DecodeSession } from "./decode-session.js";
+import type { GpuDevice } from "./device.js";
+import { openGgufTensors } from "./gguf/read-tensors.js";
+import { readLlamaConfig } from "./model/llama-config.js";
+import { DecodePlan } from "./plan/decode.js";
+import { uploadDecodeWeights } from "./plan/decode-weights.js";
+import { WeightArena } from "./plan/weight-arena.js";
+import { runWebGpuGeneration } from "./run-webgpu-generation.js";
+
+export interface WebGpuModelOptions {
+  id: string;
+  path: string;
+  aliases?: string[];
+  gpu: GpuDevice;
+  /** Tokens of KV cache (prompt + output); default min(train context, 4096). */
+  ctxSize?: number;
+  /** Reuse the cached prompt prefix (default true). */
+  prefixCache?: boolean;
+  ids: IdFactory;
+}
+
+const DEFAULT_CTX_SIZE = 4096;
+
+export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebGpuModel> {
+  const file = await openGgufTensors(options.path);
+  const config = readLlamaConfig(file.header);
+  const ctxSize = options.ctxSize ?? Math.min(config.contextLength, DEFAULT_CTX_SIZE);
+  const vocabulary = await loadVocabulary(options.path);
+  const arena = new WeightArena(options.gpu.device);
+  try {
+    const plan = new DecodePlan(options.gpu, config, await uploadDecodeWeights(file, config, arena), ctxSize);
+    const size = (await stat(options.path)).size;
+    const info: ModelInfo = {
+      id: options.id,
+      aliases: options.aliases ?? [],
+      backend: "webgpu",
+      contextSize: ctxSize,
+      trainContextSize: config.contextLength,
+      created: Math.floor(Date.now() / 1000),
+      ownedBy: "kiln",
+      fim: vocabulary.vocabulary.infill !== undefined,
+      details: {
+        path: options.path,
+        fileSize: size,
+        architecture: config.architecture,
+        layers: config.layers,
+        adapter: options.gpu.info.device || options.gpu.info.description,
+        gpuBackend: options.gpu.info.backend,
+        tier: options.gpu.info.tier,
+        softwareAdapter: options.gpu.info.software,
+        dispatchesPerToken: plan.dispatchCount,
+        parallel: 1,
+      },
+    };
+    return new WebGpuModel(info, vocabulary, new DecodeSession(plan, options.prefixCache), plan, arena, options.ids, ctxSize);
+  } catch (error) {
+    arena.destroy();
+    await vocabulary.dispose();
+    throw error;
+  }
+}
+
+export class WebGpuModel implements LoadedModel {
+  /** One sequence for now: the engine's scheduler queues the rest. */
+  readonly parallel = 1;
+  private readonly target: PlanTarget;
+
+  constructor(
+    readonly info: ModelInfo,
+    private readonly vocabulary: LoadedVocabulary,
+    private readonly session: DecodeSession,
+    private readonly plan: DecodePlan,
+    private readonly arena: WeightArena,
+    private readonly ids: IdFactory,
+    ctxSize: number,
+  ) {
+    this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, noGrammarBackend: "webgpu" };
+  }
+
+  generate(request: ChatRequest, options: GenerateOptions = {}): AsyncIterable<GenerationEvent> {
+    return this.run(() => planChat(this.target, request), options);
+  }
+
+  complete(request: CompletionRequest, options: GenerateOptions = {}): AsyncIterable<GenerationEvent> {
+    return this.run(() => planCompletion(this.target, request), options);
+  }
+
+  async countTokens(request: ChatRequest): Promise<number> {
+    return tokenizeChat(this.target, request).length;
+  }
+
+  async dispose(): Promise<void> {
+    this.plan.destroy();
+    this.arena.destroy();
+    await this.vocabulary.dispose();
+  }
+
+  private async *run(makePlan: () => ReturnType<typeof planChat>, options: GenerateOptions): AsyncGenerator<GenerationEvent> {
+    const deps = { vocabulary: this.vocabulary.vocabulary, ids: this.ids };
+    yield* runWebGpuGeneration(this.session, makePlan(), deps, options.signal);
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * Loads only a GGUF's vocabulary (no weights) through node-llama-cpp, for backends that run the weights themselves:
+ * tokens, special tokens and chat template then match the llama.cpp backend's exactly.
+ */
+import { getLlama, LlamaLogLevel } from "node-llama-cpp";
+import { EngineError } from "../errors.js";
+import { vocabularyOf, type Vocabulary } from "./vocabulary.js";
+
+export interface LoadedVocabulary {
+  vocabulary: Vocabulary;
+  dispose(): Promise<void>;
+}
+
+export async function loadVocabulary(path: string): Promise<LoadedVocabulary> {
+  try {
+    // CPU build, prebuilt binaries only: nothing here computes, so no GPU is probed.
+    const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
+    const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
+    return { vocabulary: vocabularyOf(model), dispose: () => model.dispose() };
+  } catch (error) {
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new EngineError("backend_failure", `cannot read the vocabulary of ${path}: ${cause}`, { path }, { cause: error });
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The engine's backend contract on the WebGPU backend, on a tiny generated F32 llama model (fast on Mesa's
+ * software renderer): event grammar, real usage, greedy agreement with the llama.cpp backend on the same file,
+ * stop sequences, abort, prefix reuse, seeded sampling, and clear refusals of what needs a grammar.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEngine, type Engine } from "../../src/engine/index.js";
+import { testThreads } from "../helpers/real-model.js";
+import { writeTinyGguf } from "../helpers/tiny-gguf.js";
+import { webGpuAvailable } from "../helpers/webgpu.js";
+import { finishOf, readEvents, startOf, textOf, userRequest } from "../engine/stream-events.js";
+
+const available = await webGpuAvailable();
+const dir = mkdtempSync(join(tmpdir(), "kiln-webgpu-engine-"));
+const CTX_SIZE = 1024;
+let gpu: Engine;
+let cpu: Engine;
+
+beforeAll(async () => {
+  if (!available) return;
+  const path = await writeTinyGguf(join(dir, "tiny.gguf"), 5, { outputScale: 4 });
+  gpu = await createEngine({ models: [{ id: "tiny", path, backend: "webgpu" }], ctxSize: CTX_SIZE });
+  cpu = await createEngine({ models: [{ id: "tiny", path }], parallel: 1, ctxSize: CTX_SIZE, threads: testThreads() });
+});
+
+afterAll(async () => {
+  await gpu?.close();
+  await cpu?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe.skipIf(!available)("the WebGPU backend in the engine", () => {
+  it("describes the model as served by webgpu, with the adapter and the dispatches per token", () => {
+    const [info] = gpu.listModels();
+    expect(info).toMatchObject({ id: "tiny", backend: "webgpu", contextSize: CTX_SIZE, trainContextSize: 512 });
+    expect(info?.details).toMatchObject({ architecture: "llama", layers: 2, parallel: 1 });
+    expect(info?.details?.dispatchesPerToken).toBeGreaterThan(0);
+  });
+
+  it("streams well-formed events with real usage and the same greedy text as llama.cpp on the same file", async () => {
+    const request = userRequest("tiny", "hello there", { maxTokens: 12 });
+    const events = await readEvents(gpu.generate(request));
+    const expected = await readEvents(cpu.generate(request));
+    expect(startOf(events).inputTokens).toBe(await gpu.countTokens(request));
+    expect(startOf(events).inputTokens).toBe(startOf(expected).inputTokens);
+    expect(textOf(events)).toBe(textOf(expected));
+    expect(finishOf(events).usage.outputTokens).toBe(finishOf(expected).usage.outputTokens);
+  });
+
+  it("reuses the cached prompt prefix of the previous request and reports it", async () => {
+    const first = userRequest("tiny", "the same opening words, then one ending", { maxTokens: 2 });
+    const second = userRequest("tiny", "the same opening words, then another ending", { maxTokens: 2 });
+    await readEvents(gpu.generate(first));
+    const start = startOf(await readEvents(gpu.generate(second)));
+    expect(start.cachedInputTokens).toBeGreaterThan(5);
+    expect(start.cachedInputTokens).toBeLessThan(start.inputTokens);
+  });
+
+  it("ends at a stop sequence taken from a greedy run, reporting it and leaving it out", async () => {
+    const request = userRequest("tiny", "hello there", { maxTokens: 12 });
+    const text = textOf(await readEvents(gpu.generate(request)));
+    const stop = text.slice(3, 5);
+    expect(stop.length).toBe(2);
+    const events = await readEvents(gpu.generate({ ...request, stop: [stop] }));
+    expect(finishOf(events)).toMatchObject({ reason: "stop-sequence", stopSequence: stop });
+    expect(textOf(events)).toBe(text.slice(0, text.indexOf(stop)));
+  });
+
+  it("stops on abort within a token and serves the next request", async () => {
+    const controller = new AbortController();
+    const events = [];
+    for await (const event of gpu.generate(userRequest("tiny", "count", { maxTokens: 64 }), { signal: controller.signal })) {
+      events.push(event);
+      if (event.type === "text-delta") controller.abort();
+    }
+    expect(finishOf(events).reason).toBe("aborted");
+    expect(finishOf(events).usage.outputTokens).toBeLessThan(64);
+    expect(finishOf(await readEvents(gpu.generate(userRequest("tiny", "again", { maxTokens: 2 })))).reason).toBe("length");
+  });
+
+  it("repeats a seeded sample and samples with temperature, top-k and top-p", async () => {
+    const request = userRequest("tiny", "sample", { maxTokens: 8, sampling: { temperature: 1.2, topK: 20, topP: 0.9, seed: 42 } });
+    const first = textOf(await readEvents(gpu.generate(request)));
+    expect(textOf(await readEvents(gpu.generate(request)))).toBe(first);
+  });
+
+  it("refuses what needs a grammar, naming the backend, before anything is generated", async () => {
+    const tools = [{ name: "lookup", description: "Look it up", inputSchema: { type: "object", properties: { q: { type: "string" } } } }];
+    const forced = userRequest("tiny", "hi", { tools, toolChoice: { type: "required" } });
+    await expect(readEvents(gpu.generate(forced))).rejects.toMatchObject({ code: "invalid_request", details: { param: "tool_choice" } });
+    await expect(readEvents(gpu.generate(forced))).rejects.toThrow(/webgpu backend/);
+    const json = userRequest("tiny", "hi", { responseFormat: { type: "json" } });
+    await expect(readEvents(gpu.generate(json))).rejects.toMatchObject({ code: "invalid_request", details: { param: "response_format" } });
+  });
+
+  it("reports logprobs on raw completions, and serves tools with auto choice (calls parsed from text)", async () => {
+    const events = await readEvents(gpu.complete({ model: "tiny", prompt: "hello", maxTokens: 3, logprobs: 2, sampling: { temperature: 0 } }));
+    const logprobs = events.flatMap((event) => (event.type === "text-delta" ? event.logprobs ?? [] : []));
+    expect(logprobs.length).toBe(finishOf(events).usage.outputTokens);
+    for (const entry of logprobs) {
+      expect(entry.logprob).toBeLessThanOrEqual(0);
+      expect(entry.top).toHaveLength(2);
+      expect(entry.top[0]!.logprob).toBeCloseTo(entry.logprob, 5); // greedy: the sampled token is the most likely
+    }
+    const tools = [{ name: "lookup", description: "Look it up", inputSchema: { type: "object" } }];
+    expect(finishOf(await readEvents(gpu.generate(userRequest("tiny", "hi", { tools, maxTokens: 2 })))).reason).toBe("length");
+  });
+
+  it("refuses a prompt longer than the context before it starts", async () => {
+    const long = userRequest("tiny", "word ".repeat(1200));
+    await expect(readEvents(gpu.generate(long))).rejects.toMatchObject({ code: "context_overflow" });
+  });
+});
