@@ -101,7 +101,7 @@ async function openLocalBackends(options: EngineOptions, names: Set<LocalBackend
   }
   if (names.has("webgpu")) {
     const { openWebGpuBackend } = await import("./backends/webgpu/webgpu-backend.js");
-    backends.set("webgpu", openWebGpuBackend({ ctxSize: options.ctxSize, prefixCache: options.prefixCache, ids: options.ids ?? newId }));
+    backends.set("webgpu", openWebGpuBackend({ ctxSize: options.ctxSize, prefixCache: options.prefixCache, parallel, ids: options.ids ?? newId }));
   }
   return backends;
 }

@@ -22,7 +22,7 @@ let cpu: Engine;
 beforeAll(async () => {
   if (!available) return;
   const path = await writeTinyGguf(join(dir, "tiny.gguf"), 5, { outputScale: 4 });
-  gpu = await createEngine({ models: [{ id: "tiny", path, backend: "webgpu" }], ctxSize: CTX_SIZE });
+  gpu = await createEngine({ models: [{ id: "tiny", path, backend: "webgpu" }], parallel: 2, ctxSize: CTX_SIZE });
   cpu = await createEngine({ models: [{ id: "tiny", path }], parallel: 1, ctxSize: CTX_SIZE, threads: testThreads() });
 });
 
@@ -36,7 +36,7 @@ describe.skipIf(!available)("the WebGPU backend in the engine", () => {
   it("describes the model as served by webgpu, with the adapter and the dispatches per token", () => {
     const [info] = gpu.listModels();
     expect(info).toMatchObject({ id: "tiny", backend: "webgpu", contextSize: CTX_SIZE, trainContextSize: 512 });
-    expect(info?.details).toMatchObject({ architecture: "llama", layers: 2, parallel: 1 });
+    expect(info?.details).toMatchObject({ architecture: "llama", layers: 2, parallel: 2 });
     expect(info?.details?.dispatchesPerToken).toBeGreaterThan(0);
   });
 
@@ -48,6 +48,15 @@ describe.skipIf(!available)("the WebGPU backend in the engine", () => {
     expect(startOf(events).inputTokens).toBe(startOf(expected).inputTokens);
     expect(textOf(events)).toBe(textOf(expected));
     expect(finishOf(events).usage.outputTokens).toBe(finishOf(expected).usage.outputTokens);
+  });
+
+  it("decodes several sequences at once, each giving what it gives alone", async () => {
+    const prompts = ["one", "two words", "three little words"].map((text) => userRequest("tiny", text, { maxTokens: 6 }));
+    const alone = [];
+    for (const request of prompts) alone.push(textOf(await readEvents(gpu.generate(request))));
+    const together = await Promise.all(prompts.map(async (request) => textOf(await readEvents(gpu.generate(request)))));
+    expect(together).toEqual(alone);
+    expect(gpu.stats().activeSequences).toBe(0);
   });
 
   it("reuses the cached prompt prefix of the previous request and reports it", async () => {

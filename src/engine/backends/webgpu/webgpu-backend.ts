@@ -10,6 +10,7 @@ import { loadWebGpuModel } from "./webgpu-model.js";
 export interface WebGpuBackendOptions {
   ctxSize?: number;
   prefixCache?: boolean;
+  parallel?: number;
   ids: IdFactory;
 }
 
@@ -23,7 +24,7 @@ export function openWebGpuBackend(options: WebGpuBackendOptions): WebGpuBackend 
   let opening: Promise<GpuDevice> | undefined;
   const device = () => (opening ??= openGpuDevice());
   return {
-    load: async (model) => loadWebGpuModel({ ...model, gpu: await device(), ctxSize: options.ctxSize, prefixCache: options.prefixCache, ids: options.ids }),
+    load: async (model) => loadWebGpuModel({ ...model, gpu: await device(), ctxSize: options.ctxSize, prefixCache: options.prefixCache, parallel: options.parallel, ids: options.ids }),
     describe: async () => (await device()).info,
     async dispose() {
       if (opening) (await opening.catch(() => undefined))?.destroy();

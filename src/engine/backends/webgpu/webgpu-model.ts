@@ -10,7 +10,7 @@ import { planChat, planCompletion, tokenizeChat, type PlanTarget } from "../../g
 import type { ChatRequest, CompletionRequest } from "../../messages.js";
 import { loadVocabulary, type LoadedVocabulary } from "../../text/load-vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
-import { DecodeSession } from "./decode-session.js";
+import { DecodeSession, SessionPool } from "./decode-session.js";
 import type { GpuDevice } from "./device.js";
 import { openGgufTensors } from "./gguf/read-tensors.js";
 import { readLlamaConfig } from "./model/llama-config.js";
@@ -28,6 +28,8 @@ export interface WebGpuModelOptions {
   ctxSize?: number;
   /** Reuse the cached prompt prefix (default true). */
   prefixCache?: boolean;
+  /** Sequences decoded at once, each with its own KV cache over the shared weights (default 1). */
+  parallel?: number;
   ids: IdFactory;
 }
 
@@ -40,7 +42,8 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
   const vocabulary = await loadVocabulary(options.path);
   const arena = new WeightArena(options.gpu.device);
   try {
-    const plan = new DecodePlan(options.gpu, config, await uploadDecodeWeights(file, config, arena), ctxSize);
+    const weights = await uploadDecodeWeights(file, config, arena);
+    const plans = Array.from({ length: options.parallel ?? 1 }, () => new DecodePlan(options.gpu, config, weights, ctxSize));
     const size = (await stat(options.path)).size;
     const info: ModelInfo = {
       id: options.id,
@@ -60,11 +63,12 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
         gpuBackend: options.gpu.info.backend,
         tier: options.gpu.info.tier,
         softwareAdapter: options.gpu.info.software,
-        dispatchesPerToken: plan.dispatchCount,
-        parallel: 1,
+        dispatchesPerToken: plans[0]!.dispatchCount,
+        parallel: plans.length,
       },
     };
-    return new WebGpuModel(info, vocabulary, new DecodeSession(plan, options.prefixCache), plan, arena, options.ids, ctxSize);
+    const pool = new SessionPool(plans.map((plan) => new DecodeSession(plan, options.prefixCache)));
+    return new WebGpuModel(info, vocabulary, pool, arena, options.ids, ctxSize);
   } catch (error) {
     arena.destroy();
     await vocabulary.dispose();
@@ -73,20 +77,19 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
 }
 
 export class WebGpuModel implements LoadedModel {
-  /** One sequence for now: the engine's scheduler queues the rest. */
-  readonly parallel = 1;
+  readonly parallel: number;
   private readonly target: PlanTarget;
 
   constructor(
     readonly info: ModelInfo,
     private readonly vocabulary: LoadedVocabulary,
-    private readonly session: DecodeSession,
-    private readonly plan: DecodePlan,
+    private readonly pool: SessionPool,
     private readonly arena: WeightArena,
     private readonly ids: IdFactory,
     ctxSize: number,
   ) {
     this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, noGrammarBackend: "webgpu" };
+    this.parallel = pool.sessions.length;
   }
 
   generate(request: ChatRequest, options: GenerateOptions = {}): AsyncIterable<GenerationEvent> {
@@ -102,13 +105,18 @@ export class WebGpuModel implements LoadedModel {
   }
 
   async dispose(): Promise<void> {
-    this.plan.destroy();
+    for (const session of this.pool.sessions) session.plan.destroy();
     this.arena.destroy();
     await this.vocabulary.dispose();
   }
 
   private async *run(makePlan: () => ReturnType<typeof planChat>, options: GenerateOptions): AsyncGenerator<GenerationEvent> {
-    const deps = { vocabulary: this.vocabulary.vocabulary, ids: this.ids };
-    yield* runWebGpuGeneration(this.session, makePlan(), deps, options.signal);
+    const plan = makePlan();
+    const { session, release } = this.pool.acquire(plan.prompt);
+    try {
+      yield* runWebGpuGeneration(session, plan, { vocabulary: this.vocabulary.vocabulary, ids: this.ids }, options.signal);
+    } finally {
+      release();
+    }
   }
 }
