@@ -29,20 +29,25 @@ describe("readConfigFile", () => {
   it("reads models with their backends and takes the upstream key from the environment", () => {
     const path = writeConfig({
       port: 6000,
+      backend: "llama-cpp",
       models: [
         { source: "smollm2-135m", aliases: ["claude-haiku"] },
+        { name: "gpu", source: "./tiny.gguf", backend: "webgpu" },
         { name: "llama", backend: "openai", upstreams: ["http://gpu1:8000/v1"], apiKeyEnv: "UP_KEY", contextWindow: 32768 },
       ],
     });
     const config = readConfigFile(path, { UP_KEY: "secret" });
     expect(config.port).toBe(6000);
+    expect(config.backend).toBe("llama-cpp");
     expect(config.declarations).toEqual([
       { kind: "local", name: undefined, source: "smollm2-135m", aliases: ["claude-haiku"] },
+      { kind: "local", name: "gpu", source: "./tiny.gguf", aliases: [], backend: "webgpu" },
       { kind: "remote", name: "llama", upstreams: ["http://gpu1:8000/v1"], apiKey: "secret", upstreamModel: undefined, contextWindow: 32768, maxConcurrency: undefined, aliases: [] },
     ]);
   });
 
   it("names the key and the problem of a bad config", () => {
+    expect(() => readConfigFile(writeConfig({ models: [{ source: "m", backend: "cuda" }] }))).toThrow(/models\.0/);
     expect(() => readConfigFile(writeConfig({ port: "x" }))).toThrow(/port: Invalid type/);
     expect(() => readConfigFile(writeConfig({ models: [{ name: "m", backend: "openai", upstreams: ["not a url"] }] }))).toThrow(/models\.0/);
     expect(() => readConfigFile(writeConfig({ prot: 1 }))).toThrow(/prot/);

@@ -1,0 +1,46 @@
+/**
+ * The WebGPU backend from the command line: `kiln info --backend webgpu` reports the adapter, `kiln run --backend
+ * webgpu` generates with it (on a tiny generated model, so it stays quick on a software renderer).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { checkEventSequence } from "../../src/engine/event-invariants.js";
+import type { GenerationEvent } from "../../src/engine/events.js";
+import { writeTinyGguf } from "../helpers/tiny-gguf.js";
+import { webGpuAvailable } from "../helpers/webgpu.js";
+
+const BIN = join(import.meta.dirname, "..", "..", "bin", "kiln.js");
+const available = await webGpuAvailable();
+const dir = mkdtempSync(join(tmpdir(), "kiln-webgpu-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const kiln = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", input: "", env: { ...process.env, KILN_HOME: dir } });
+
+describe.skipIf(!available)("kiln with --backend webgpu", () => {
+  it("kiln info --backend webgpu --json names the adapter, its API, tier and limits", () => {
+    const result = kiln("info", "--backend", "webgpu", "--json");
+    expect(result.status, result.stderr).toBe(0);
+    const info = JSON.parse(result.stdout);
+    expect(info).toMatchObject({ backend: "webgpu", tier: expect.stringMatching(/^(portable|fast)$/) });
+    expect(["vulkan", "opengles", "metal", "d3d12"]).toContain(info.api);
+    expect(info.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
+  });
+
+  it("kiln run --backend webgpu streams well-formed events ending with usage", async () => {
+    const model = await writeTinyGguf(join(dir, "tiny.gguf"), 4);
+    const result = kiln("run", "--backend", "webgpu", "--model", model, "--max-tokens", "5", "--temperature", "0", "--json", "hello");
+    expect(result.status, result.stderr).toBe(0);
+    const events = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as GenerationEvent);
+    expect(checkEventSequence(events)).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "finish", usage: { outputTokens: expect.any(Number) } });
+  });
+
+  it("refuses an unknown backend with a usage error", () => {
+    const result = kiln("run", "--backend", "cuda", "hi");
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/backend/);
+  });
+});
