@@ -52,9 +52,12 @@ export async function startServer({ name, command, args, env, port, readyPath, t
   child.stdout.on("data", keep);
   child.stderr.on("data", keep);
   let exited = false;
-  child.on("exit", () => {
+  let stopping = false;
+  child.on("exit", (code, signal) => {
     exited = true;
     live.delete(child);
+    // A server that dies mid-run fails the next request with a bare "fetch failed": say why here.
+    if (!stopping) console.error(`[bench] ${name} exited (code ${code}, signal ${signal}); its last output:\n${log.slice(-2000)}`);
   });
   const handle = {
     name,
@@ -64,6 +67,7 @@ export async function startServer({ name, command, args, env, port, readyPath, t
     log: () => log,
     stop: async () => {
       if (exited) return;
+      stopping = true;
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
       await once(child, "exit").catch(() => {});
