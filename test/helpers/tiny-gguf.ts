@@ -10,6 +10,7 @@ import { GgufType } from "../../src/models/gguf.js";
 import { encodeGguf, type GgufEncodedTensorInput, type GgufEntry, type GgufTensorInput } from "../../src/models/gguf-write.js";
 import { quantize } from "../../src/engine/backends/webgpu/gguf/codecs.js";
 import { GgmlType } from "../../src/engine/backends/webgpu/gguf/quant-types.js";
+import { seededRandom } from "../../src/lib/seeded-random.js";
 
 /** The shape of the tiny model. */
 export const TINY = { embedding: 64, heads: 4, kvHeads: 2, layers: 2, feedForward: 128, contextLength: 512 } as const;
@@ -152,14 +153,5 @@ function byteTokens(): string[] {
   return Array.from({ length: 256 }, (_, b) => String.fromCodePoint(printable(b) ? b : next++));
 }
 
-/** A small seeded PRNG (mulberry32): same seed, same weights. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded generator the weights come from (same seed, same weights); kept under its old name for tests. */
+export const mulberry32 = seededRandom;

@@ -15,7 +15,7 @@ import type { GpuDevice } from "./device.js";
 import { openGgufTensors } from "./gguf/read-tensors.js";
 import { readLlamaConfig } from "./model/llama-config.js";
 import { DecodePlan } from "./plan/decode.js";
-import { uploadDecodeWeights } from "./plan/decode-weights.js";
+import { checkWeightTypes, uploadDecodeWeights } from "./plan/decode-weights.js";
 import { WeightArena } from "./plan/weight-arena.js";
 import { runWebGpuGeneration } from "./run-webgpu-generation.js";
 
@@ -38,6 +38,7 @@ const DEFAULT_CTX_SIZE = 4096;
 export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebGpuModel> {
   const file = await openGgufTensors(options.path);
   const config = readLlamaConfig(file.header);
+  checkWeightTypes(file);
   const ctxSize = options.ctxSize ?? Math.min(config.contextLength, DEFAULT_CTX_SIZE);
   const vocabulary = await loadVocabulary(options.path);
   const arena = new WeightArena(options.gpu.device);

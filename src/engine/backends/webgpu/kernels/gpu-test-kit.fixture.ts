@@ -5,6 +5,7 @@ import { repackPlanar, type PlanarTensor } from "../gguf/planar.js";
 import type { GgmlType } from "../gguf/quant-types.js";
 import { weightPlanes } from "./quant-wgsl.js";
 import { createStorage } from "./run-kernel.js";
+import { seededRandom } from "../../../../lib/seeded-random.js";
 
 /** The test device, or undefined (tests skip) when no adapter comes up. Held for the whole file (GC pinning). */
 export const gpu = await tryOpenGpuDevice();
@@ -17,16 +18,10 @@ export function device(): GPUDevice {
   return gpu.device;
 }
 
-/** mulberry32: a seeded generator of floats in [-1, 1). */
+/** A seeded generator of floats in [-1, 1). */
 export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  };
+  const random = seededRandom(seed);
+  return () => random() * 2 - 1;
 }
 
 /** `count` seeded floats in [-scale, scale). */

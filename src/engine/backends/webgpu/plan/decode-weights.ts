@@ -73,13 +73,26 @@ export async function uploadDecodeWeights(file: GgufTensorFile, config: LlamaCon
   return { embeddings, layers, outputNorm, output };
 }
 
+/**
+ * Fails before anything is uploaded when a matrix has a type the kernels cannot read, naming the tensor and the type
+ * (checked from the header alone).
+ */
+export function checkWeightTypes(file: GgufTensorFile): void {
+  for (const t of file.header.tensors) if (t.dims.length >= 2) checkWeightType(t.name, t.type);
+}
+
+function checkWeightType(name: string, type: GgmlType): void {
+  try {
+    weightPlanes(type);
+  } catch {
+    const message = `cannot load on the webgpu backend: tensor ${name} is ${typeName(type)}, which it cannot run yet (F32, F16, Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 can)`;
+    throw new EngineError("backend_failure", message, { tensor: name, type: typeName(type) });
+  }
+}
+
 function toPlanar(t: { name: string; type: GgmlType; rows: number; cols: number; bytes: Uint8Array }): PlanarTensor {
   if (t.cols % 32 !== 0) throw new EngineError("invalid_request", `tensor ${t.name} has rows of ${t.cols}, not a multiple of 32`);
-  try {
-    weightPlanes(t.type);
-  } catch {
-    throw new EngineError("invalid_request", `tensor ${t.name} is ${typeName(t.type)}, which the webgpu backend cannot run yet`, { tensor: t.name });
-  }
+  checkWeightType(t.name, t.type);
   return repackPlanar(t.type, t.bytes, t.rows, t.cols);
 }
 
