@@ -46,11 +46,7 @@ export function planChat(target: PlanTarget, request: ChatRequest): GenerationPl
     throw new EngineError("invalid_request", `${param}: model ${target.modelId} runs on the ${target.noGrammarBackend} backend, which cannot enforce structured output; use auto tool choice and text output, or a llama-cpp model`, { param });
   }
   return {
-    modelId: target.modelId,
-    prompt,
-    maxTokens: fitToContext(target, prompt.length, request.maxTokens),
-    sampling: request.sampling,
-    stop: request.stop ?? [],
+    ...basePlan(target, prompt, request),
     grammar,
     tools: toolsOn ? { names: (request.tools ?? []).map((tool) => tool.name), parallel: "parallel" in choice ? choice.parallel ?? true : true } : undefined,
   };
@@ -59,13 +55,17 @@ export function planChat(target: PlanTarget, request: ChatRequest): GenerationPl
 export function planCompletion(target: PlanTarget, request: CompletionRequest): GenerationPlan {
   const prompt = request.suffix === undefined ? tokenizeRaw(target.vocabulary, request.prompt) : tokenizeInfill(target, request.prompt, request.suffix);
   if (prompt.length === 0) throw new EngineError("invalid_request", "prompt: must not be empty", { param: "prompt" });
+  return { ...basePlan(target, prompt, request), logprobs: request.logprobs };
+}
+
+/** What every plan has: the prompt, the output budget left by the context, sampling and stop sequences. */
+function basePlan(target: PlanTarget, prompt: number[], request: Pick<ChatRequest, "maxTokens" | "sampling" | "stop">): GenerationPlan {
   return {
     modelId: target.modelId,
     prompt,
     maxTokens: fitToContext(target, prompt.length, request.maxTokens),
     sampling: request.sampling,
     stop: request.stop ?? [],
-    logprobs: request.logprobs,
   };
 }
 

@@ -39,7 +39,7 @@ export class TeamDb {
   static open(home: string): TeamDb {
     mkdirSync(home, { recursive: true });
     const teamDb = new TeamDb(teamDbPath(home));
-    teamDb.db.exec("PRAGMA busy_timeout = 1000");
+    teamDb.retry(() => teamDb.db.exec("PRAGMA busy_timeout = 1000"));
     teamDb.migrate();
     return teamDb;
   }
@@ -65,7 +65,7 @@ export class TeamDb {
     this.retry(() => this.db.exec("BEGIN IMMEDIATE"));
     try {
       const result = work();
-      this.db.exec("COMMIT");
+      this.commit();
       return result;
     } catch (error) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
@@ -75,6 +75,20 @@ export class TeamDb {
 
   close(): void {
     if (this.db.isOpen) this.db.close();
+  }
+
+  /** COMMIT can find the file busy (a reader still holds it); SQLite keeps the transaction open, so try again. */
+  private commit(): void {
+    const deadline = Date.now() + BUSY_RETRY_MS;
+    for (;;) {
+      try {
+        this.db.exec("COMMIT");
+        return;
+      } catch (error) {
+        if (!isBusy(error) || !this.db.inTransaction || Date.now() > deadline) throw error;
+        pause(5);
+      }
+    }
   }
 
   private migrate(): void {

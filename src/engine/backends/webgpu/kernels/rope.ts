@@ -6,6 +6,13 @@ import { declareKvCache, encodeKv, type KvCacheType } from "./kv-cache-wgsl.js";
 import { createKernel } from "./run-kernel.js";
 import { stepWgsl } from "./step.js";
 
+/** The shape constants and the step uniform both RoPE kernels start with. */
+const ROPE_HEADER = `override HEADS: u32;
+override KV_HEADS: u32;
+override HEAD_DIM: u32;
+override MAX_CTX: u32;
+${stepWgsl}`;
+
 /**
  * `qkv` holds [q: HEADS·D][k: KV_HEADS·D][v: KV_HEADS·D] as the fused QKV GEMV wrote it. One invocation per pair:
  * q pairs rotate in place; k pairs rotate in place and go to `k_cache`; v pairs are copied to `v_cache`.
@@ -14,11 +21,7 @@ import { stepWgsl } from "./step.js";
  */
 export function ropeKvWgsl(kv: KvCacheType = "f32"): string {
   return /* wgsl */ `
-override HEADS: u32;
-override KV_HEADS: u32;
-override HEAD_DIM: u32;
-override MAX_CTX: u32;
-${stepWgsl}
+${ROPE_HEADER}
 @group(0) @binding(0) var<uniform> step: Step;
 @group(0) @binding(1) var<storage, read_write> qkv: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> table: array<vec2<f32>>;
@@ -52,11 +55,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
  */
 export function ropeKvEpilogueWgsl(first: number, kv: KvCacheType = "f32"): string {
   return /* wgsl */ `
-override HEADS: u32;
-override KV_HEADS: u32;
-override HEAD_DIM: u32;
-override MAX_CTX: u32;
-${stepWgsl}
+${ROPE_HEADER}
 @group(0) @binding(${first}) var<uniform> step: Step;
 @group(0) @binding(${first + 1}) var<storage, read> table: array<vec2<f32>>;
 ${declareKvCache(first + 2, "k_cache", kv, "quad", "read_write")}
