@@ -39,10 +39,13 @@ export function recordingBatching(sink) {
   };
 }
 
-/** Prompt processing: evaluate `tokens` into a fresh sequence, repeated; tokens/s of each run. */
+/**
+ * Prompt processing: evaluate `tokens` into a fresh sequence, repeated; tokens/s of each run. The context holds as
+ * many sequences as the servers' (`settings.parallel`), so all sides decode on the same context shape.
+ */
 export async function measurePromptRate(direct, settings, tokens) {
   const context = await direct.model.createContext({
-    contextSize: settings.ctxPerSequence, sequences: 1, threads: settings.threads,
+    contextSize: settings.ctxPerSequence, sequences: settings.parallel, threads: settings.threads,
   });
   try {
     const sequence = context.getSequence();
@@ -64,9 +67,9 @@ export async function measurePromptRate(direct, settings, tokens) {
  * generate up to `maxTokens` together (greedy, stopping at end of generation). Returns the aggregate rate of the
  * generation phase plus per-sequence token counts.
  */
-export async function measureGeneration(direct, settings, { sequences, promptTokensFor, maxTokens, batchSizes }) {
+export async function measureGeneration(direct, settings, { sequences, contextSequences = sequences, promptTokensFor, maxTokens, batchSizes }) {
   const context = await direct.model.createContext({
-    contextSize: settings.ctxPerSequence, sequences, threads: settings.threads,
+    contextSize: settings.ctxPerSequence, sequences: Math.max(sequences, contextSequences), threads: settings.threads,
     batching: batchSizes ? recordingBatching(batchSizes) : undefined,
   });
   try {

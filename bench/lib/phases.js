@@ -29,7 +29,8 @@ export async function runSingleStream(settings, direct, servers, log) {
     const directTokens = direct.model.tokenize(renderChatMl([{ role: "system", content: SYSTEM }, { role: "user", content: text(0) }]), true);
     pp[0].push(...(await measurePromptRate(direct, { ...settings, singleStreamRepeats: 1 }, directTokens)));
     for (const [i, server] of servers.entries()) pp[i + 1].push((await measureHttpPrompt(server, settings, text(i + 1))).tokensPerSecond);
-    const g = await measureGeneration(direct, settings, { sequences: 1, promptTokensFor: () => genPrompt(`g${rep}`), maxTokens: settings.generateTokens });
+    // One stream on a context of the servers' shape (settings.parallel sequences): same context and parallel settings.
+    const g = await measureGeneration(direct, settings, { sequences: 1, contextSequences: settings.parallel, promptTokensFor: () => genPrompt(`g${rep}`), maxTokens: settings.generateTokens });
     gen[0].push(g.aggregateTokensPerSecond);
     for (const [i, server] of servers.entries()) gen[i + 1].push((await measureHttpGeneration(server, settings, `g${rep}`)).tokensPerSecond);
     log(`single stream ${rep + 1}/${settings.singleStreamRepeats}: pp ${pp.map((p) => p.at(-1)?.toFixed(0)).join(" / ")}, gen ${gen.map((p) => p.at(-1)?.toFixed(1)).join(" / ")}`);

@@ -104,6 +104,8 @@ export function renderReport(r) {
     "",
     "## Single stream",
     "",
+    `node-llama-cpp direct runs one stream on a context of ${r.settings.parallel} sequences × ${r.settings.ctxPerSequence} tokens, the shape the servers use.`,
+    "",
     singleStreamSection(r),
     "",
     "## Concurrency sweep",
