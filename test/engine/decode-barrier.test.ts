@@ -1,7 +1,7 @@
 /**
  * The decode barrier on the real default model with four sequences in one context: concurrent requests share decode
- * steps (counted through node-llama-cpp's batch prioritization hook), and neither an abort nor a reader that stops
- * reading holds up the other sequences.
+ * steps (counted through node-llama-cpp's batch prioritization hook) in sequence-id order (seen at the native batch),
+ * and neither an abort nor a reader that stops reading holds up the other sequences.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BatchItem, Llama, LlamaModel, PrioritizedBatchItem } from "node-llama-cpp";
@@ -20,6 +20,8 @@ let model: LlamaCppModel;
 let vocabulary: LlamaModel;
 /** Sequences in each decode batch node-llama-cpp dispatched. */
 const batches: number[] = [];
+/** The sequence ids of each batch, in the order they were added to the native batch. */
+const nativeOrders: number[][] = [];
 
 /** Records each batch's size and takes the items in order, as many tokens as fit. */
 function recordBatch({ items, size }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] {
@@ -42,6 +44,11 @@ beforeAll(async () => {
     batching: { itemPrioritizationStrategy: recordBatch },
   });
   vocabulary = await llama.loadModel({ modelPath: realModelPath(), vocabOnly: true });
+  // Watch the native batch as node-llama-cpp fills it (its internal addon object, as batch-order.ts relies on).
+  const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
+  const { initBatch, addToBatch } = native;
+  Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => { nativeOrders.push([]); return initBatch?.apply(native, args); } });
+  Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => { nativeOrders.at(-1)?.push(Number(args[0])); return addToBatch?.apply(native, args); } });
 });
 
 afterAll(async () => {
@@ -79,6 +86,14 @@ describe("decode barrier", () => {
     for (const [i, events] of results.entries()) expectFullLength(events, topics[i] ?? "");
     // Without the barrier node-llama-cpp settles into batches of N − 1 = 3; with it nearly every step holds all 4.
     expect(sequencesPerStep).toBeGreaterThan(3.4);
+  });
+
+  it("adds the sequences of every step to the native batch in increasing id order", async () => {
+    nativeOrders.length = 0;
+    await runTogether(["planets", "metals", "islands", "songs"]);
+    const shared = nativeOrders.filter((ids) => ids.length > 1);
+    expect(shared.length).toBeGreaterThan(MAX_TOKENS / 2);
+    for (const ids of shared) expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
 
   it("batches two concurrent requests in the same steps", async () => {

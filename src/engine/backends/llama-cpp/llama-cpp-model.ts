@@ -11,9 +11,12 @@ import { planChat, planCompletion, tokenizeChat, type PlanTarget } from "../../g
 import type { ChatRequest, CompletionRequest } from "../../messages.js";
 import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
+import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
+import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
 import { describeModel } from "./describe-model.js";
 import { loadGgufModel } from "./load-llama.js";
+import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { SlotPool, type PrefixDivergence } from "./slot-pool.js";
 
@@ -51,15 +54,36 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
   const model = await loadGgufModel(options.llama, options.path);
   const ctxSize = options.ctxSize ?? Math.min(model.trainContextSize, DEFAULT_CTX_SIZE);
   let context: LlamaContext;
+  const measured = options.batching?.itemPrioritizationStrategy;
+  const batching: BatchingOptions = {
+    ...options.batching,
+    itemPrioritizationStrategy: sequenceOrdered(() => context, typeof measured === "function" ? measured : undefined),
+  };
   try {
-    context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching: options.batching });
+    context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching });
   } catch (error) {
     await model.dispose();
     const cause = error instanceof Error ? error.message : String(error);
     throw new EngineError("backend_failure", `cannot create a context of ${options.parallel} × ${ctxSize} tokens for ${options.path}: ${cause}`, { path: options.path }, { cause: error });
   }
+  const cpu = options.llama.gpu === false ? useCpuThreads(context, model, options.threads) : undefined;
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, ctxSize);
-  return new LlamaCppModel(options, model, context, info, ctxSize);
+  if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading };
+  return new LlamaCppModel(options, model, context, info, ctxSize, cpu?.pool);
+}
+
+/** How a CPU context runs its decode steps, as shown in the model's details. */
+type CpuThreading = "persistent pool" | `one thread below ${number} tokens` | "fixed";
+
+/**
+ * CPU decoding: a persistent thread pool when the native module can attach one; otherwise steps of few tokens run on
+ * one thread, which beats starting fresh worker threads for every step (see decode-threads.ts).
+ */
+function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number): { pool?: AttachedThreadPool; threading: CpuThreading } {
+  const pool = attachThreadPool(context, model, threads);
+  if (pool) return { pool, threading: "persistent pool" };
+  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads: DEFAULT_MIN_TOKENS_FOR_ALL_THREADS });
+  return { threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
 }
 
 export class LlamaCppModel implements LoadedModel {
@@ -73,6 +97,7 @@ export class LlamaCppModel implements LoadedModel {
     private readonly context: LlamaContext,
     readonly info: ModelInfo,
     ctxSize: number,
+    private readonly threadPool?: AttachedThreadPool,
   ) {
     this.parallel = options.parallel;
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
@@ -101,6 +126,7 @@ export class LlamaCppModel implements LoadedModel {
 
   async dispose(): Promise<void> {
     await this.context.dispose();
+    this.threadPool?.release();
     await this.model.dispose();
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The sequences of one llama.cpp context, handed out with prefix affinity: a request takes the free sequence whose
- * cached tokens share the longest prefix with its prompt (ties: least recently used), so an agent that resends a
- * growing conversation only pays for the new suffix.
+ * cached tokens share the longest prefix with its prompt, so an agent that resends a growing conversation only pays
+ * for the new suffix. Ties go to a slot next to busy ones, then to the least recently used: llama.cpp decodes
+ * consecutive sequence ids in one pass over the weights and each gap between busy ids costs another pass (see
+ * batch-order.ts); the pool takes a fresh context's sequences in order, so slot index and sequence id agree.
  */
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 
@@ -67,11 +69,14 @@ export class SlotPool {
   }
 
   private pickSlot(prompt: Token[]): Slot | undefined {
-    let best: { slot: Slot; shared: number } | undefined;
-    for (const slot of this.slots) {
+    let best: { slot: Slot; shared: number; busyNeighbours: number } | undefined;
+    for (const [index, slot] of this.slots.entries()) {
       if (slot.busy) continue;
       const shared = this.options.prefixCache ? sharedPrefix(slot.sequence, prompt) : 0;
-      if (!best || shared > best.shared || (shared === best.shared && slot.lastUsed < best.slot.lastUsed)) best = { slot, shared };
+      const busyNeighbours = Number(this.slots[index - 1]?.busy ?? false) + Number(this.slots[index + 1]?.busy ?? false);
+      const better = !best || shared > best.shared || (shared === best.shared && (busyNeighbours > best.busyNeighbours
+        || (busyNeighbours === best.busyNeighbours && slot.lastUsed < best.slot.lastUsed)));
+      if (better) best = { slot, shared, busyNeighbours };
     }
     return best?.slot;
   }

@@ -1,0 +1,80 @@
+/**
+ * A persistent ggml thread pool for a context (native/threadpool.c, built into build/ by `npm run build`; the path is the same from src/ and dist/). node-llama-cpp's
+ * prebuilt llama.cpp starts and joins its worker threads inside every decode call; with a pool attached the workers
+ * stay up between steps, as in llama.cpp's own server. Where the module is missing or cannot identify the context
+ * safely, nothing changes and `attachThreadPool` returns undefined.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import type { LlamaContext, LlamaModel } from "node-llama-cpp";
+
+interface ThreadPoolModule {
+  attach(context: object, model: object, nCtx: number, nSeqMax: number, threads: number, poll: number, libllama: string, libggml: string): object | null;
+  release(handle: object): boolean;
+}
+
+export interface AttachedThreadPool {
+  /** Stops the pool's threads; call after the context is disposed (which waits for the decode in flight). */
+  release(): void;
+}
+
+/** llama.cpp's default polling level: workers spin briefly after a step before sleeping, so back-to-back steps start at once. */
+const POLL = 50;
+
+let loaded: ThreadPoolModule | null | undefined;
+
+function loadModule(): ThreadPoolModule | null {
+  if (loaded !== undefined) return loaded;
+  try {
+    loaded = createRequire(import.meta.url)("../../../../build/threadpool.node") as ThreadPoolModule;
+  } catch {
+    loaded = null;
+  }
+  return loaded;
+}
+
+/** The paths of the llama.cpp libraries node-llama-cpp loaded into this process (Linux: from /proc/self/maps). */
+function loadedLibraries(): { libllama: string; libggml: string } | undefined {
+  let maps: string;
+  try {
+    maps = readFileSync("/proc/self/maps", "utf8");
+  } catch {
+    return undefined;
+  }
+  const paths = maps.split("\n").map((line) => line.split(/\s+/).at(-1) ?? "");
+  const libllama = paths.find((p) => /\/libllama[^/]*\.so/.test(p));
+  const libggml = paths.find((p) => /\/libggml\.[^/]*so/.test(p));
+  return libllama && libggml ? { libllama, libggml } : undefined;
+}
+
+/** node-llama-cpp's native objects behind its public classes (internal fields of the pinned 3.x release). */
+interface NativeHandles {
+  context: { getContextSize(): number } & object;
+  model: object;
+}
+
+function nativeHandles(context: LlamaContext, model: LlamaModel): NativeHandles | undefined {
+  const nativeContext = (context as unknown as { _ctx?: { getContextSize?: () => number } })._ctx;
+  const nativeModel = (model as unknown as { _model?: object })._model;
+  if (!nativeContext || typeof nativeContext.getContextSize !== "function" || !nativeModel) return undefined;
+  return { context: nativeContext as NativeHandles["context"], model: nativeModel };
+}
+
+/** Attaches a pool of `threads` workers to `context`; undefined when that is not possible here. */
+export function attachThreadPool(context: LlamaContext, model: LlamaModel, threads: number): AttachedThreadPool | undefined {
+  if (threads <= 1) return undefined;
+  const native = loadModule();
+  const libraries = native && loadedLibraries();
+  const handles = libraries && nativeHandles(context, model);
+  if (!native || !libraries || !handles) return undefined;
+  let handle: object | null;
+  try {
+    handle = native.attach(handles.context, handles.model, handles.context.getContextSize(), context.totalSequences, threads, POLL,
+      libraries.libllama, libraries.libggml);
+  } catch {
+    return undefined;
+  }
+  if (!handle) return undefined;
+  const attached = handle;
+  return { release: () => void native.release(attached) };
+}

@@ -1,0 +1,109 @@
+/**
+ * CPU threading of llama.cpp contexts on the real default model: the persistent thread pool (native/threadpool.c)
+ * attaches to a two-thread context and decodes exactly what one thread decodes; the native module refuses a context
+ * whose layout it cannot confirm; and the fallback policy runs small steps on one thread and prompts on all.
+ */
+import { createRequire } from "node:module";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Llama, LlamaModel } from "node-llama-cpp";
+import { applyDecodeThreads, threadsForStep } from "../../src/engine/backends/llama-cpp/decode-threads.js";
+import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
+import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
+import { attachThreadPool } from "../../src/engine/backends/llama-cpp/thread-pool.js";
+import type { CompletionRequest } from "../../src/engine/messages.js";
+import { realModelPath } from "../helpers/real-model.js";
+import { readEvents } from "./stream-events.js";
+
+let llama: Llama;
+let vocabulary: LlamaModel;
+
+beforeAll(async () => {
+  llama = await openLlama(false);
+  vocabulary = await llama.loadModel({ modelPath: realModelPath() });
+});
+
+afterAll(async () => {
+  await vocabulary?.dispose();
+  await llama?.dispose();
+});
+
+const request: CompletionRequest = {
+  model: "m", prompt: "The three primary colors are", maxTokens: 24, sampling: { temperature: 0 },
+};
+
+async function greedyText(threads: number): Promise<{ text: string; threading: unknown }> {
+  const model: LlamaCppModel = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 512, threads, prefixCache: false });
+  try {
+    const events = await readEvents(model.complete(request));
+    const text = events.flatMap((e) => (e.type === "text-delta" ? [e.text] : [])).join("");
+    return { text, threading: model.info.details?.cpuThreading };
+  } finally {
+    await model.dispose();
+  }
+}
+
+describe("persistent thread pool", () => {
+  it("attaches to a two-thread CPU context and decodes exactly what one thread decodes", async () => {
+    const pooled = await greedyText(2);
+    const single = await greedyText(1);
+    expect(pooled.threading).toBe("persistent pool");
+    expect(single.threading).toBe("fixed");
+    expect(pooled.text.length).toBeGreaterThan(0);
+    expect(pooled.text).toBe(single.text);
+  });
+
+  it("refuses a context whose size does not match, and leaves it working", async () => {
+    const native = createRequire(import.meta.url)("../../build/threadpool.node") as {
+      attach(...args: unknown[]): object | null;
+    };
+    const context = await vocabulary.createContext({ contextSize: 256, sequences: 1, threads: 2 });
+    try {
+      const internals = context as unknown as { _ctx: { getContextSize(): number } };
+      const nCtx = internals._ctx.getContextSize();
+      const libraries = (await import("node:fs")).readFileSync("/proc/self/maps", "utf8").split("\n").map((l) => l.split(/\s+/).at(-1) ?? "");
+      const libllama = libraries.find((p) => /\/libllama[^/]*\.so/.test(p));
+      const libggml = libraries.find((p) => /\/libggml\.[^/]*so/.test(p));
+      const model = (vocabulary as unknown as { _model: object })._model;
+      expect(native.attach(internals._ctx, model, nCtx + 1, 1, 2, 0, libllama, libggml)).toBeNull();
+      expect(native.attach(internals._ctx, model, nCtx, 2, 2, 0, libllama, libggml)).toBeNull();
+      const tokens = vocabulary.tokenize("Hello there", true);
+      const first = await context.getSequence().evaluate(tokens, { temperature: 0 }).next();
+      expect(first.done).toBe(false);
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it("is not attached to a one-thread context", async () => {
+    const context = await vocabulary.createContext({ contextSize: 256, sequences: 1, threads: 1 });
+    try {
+      expect(attachThreadPool(context, vocabulary, 1)).toBeUndefined();
+    } finally {
+      await context.dispose();
+    }
+  });
+});
+
+describe("fallback: threads per step", () => {
+  it("runs steps below the threshold on one thread and larger ones on all", () => {
+    const policy = { threads: 4, minTokensForAllThreads: 16 };
+    expect(threadsForStep(policy, 1)).toBe(1);
+    expect(threadsForStep(policy, 15)).toBe(1);
+    expect(threadsForStep(policy, 16)).toBe(4);
+    expect(threadsForStep(policy, 512)).toBe(4);
+  });
+
+  it("switches a real context between one thread for generation and all for a prompt", async () => {
+    const context = await vocabulary.createContext({ contextSize: 512, sequences: 1, threads: 2 });
+    try {
+      expect(applyDecodeThreads(context, { threads: 2, minTokensForAllThreads: 16 })).toBe(true);
+      const sequence = context.getSequence();
+      await sequence.evaluateWithoutGeneratingNewTokens(vocabulary.tokenize("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen", true));
+      expect(context.currentThreads).toBe(2);
+      await sequence.evaluateWithoutGeneratingNewTokens(vocabulary.tokenize(" eighteen", false));
+      expect(context.currentThreads).toBe(1);
+    } finally {
+      await context.dispose();
+    }
+  });
+});
