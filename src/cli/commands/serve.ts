@@ -208,7 +208,8 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
       continue;
     }
     const parallel = typeof details.parallel === "number" ? ` × ${details.parallel} parallel` : "";
-    log(`${name}: context ${model.contextSize} tokens${parallel}, file ${formatBytes(details.fileSize)}, context memory ${formatBytes(details.contextMemory)}`);
+    const cpu = typeof details.cpuThreading === "string" ? `, CPU threads ${details.threads} (${details.cpuThreading})` : "";
+    log(`${name}: context ${model.contextSize} tokens${parallel}, file ${formatBytes(details.fileSize)}, context memory ${formatBytes(details.contextMemory)}${cpu}`);
   }
   log(`Anthropic base URL: ${url}     (ANTHROPIC_BASE_URL)`);
   log(`OpenAI base URL:    ${url}/v1  (OPENAI_BASE_URL)`);
@@ -224,7 +225,7 @@ function describeAuth(settings: ServeSettings, storedKeys: boolean): string {
 }
 
 function formatBytes(value: unknown): string {
-  const bytes = typeof value === "number" ? value : typeof value === "object" && value && "total" in value ? Number((value as { total: unknown }).total) : NaN;
+  const bytes = typeof value === "number" ? value : NaN;
   if (!Number.isFinite(bytes)) return "unknown";
   return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`;
 }

@@ -34,7 +34,8 @@ export async function describeModel(llama: Llama, model: LlamaModel, context: Ll
       gpuLayers: model.gpuLayers,
       parallel: context.totalSequences,
       threads: context.idealThreads,
-      contextMemory: context.memoryUsage,
+      // node-llama-cpp's estimate of what the context holds (KV cache and compute buffers), RAM and VRAM together.
+      contextMemory: context.memoryUsage.ram + context.memoryUsage.vram,
     },
   };
 }
