@@ -44,7 +44,12 @@ function sweepSection(r) {
       rows.push([String(level.clients), "node-llama-cpp in-process (reference)", "–", "–", "–", "–", fmt(level.direct.aggregateTokensPerSecond)]);
     }
   }
-  return table(["clients", "server", "TTFT p50 ms", "TTFT p95 ms", "ITL p50 ms", "ITL p95 ms", "aggregate tok/s"], rows);
+  const retried = r.sweep.flatMap((level) => ["kiln", "llama-server"].filter((side) => level[side]?.retriedRequests)
+    .map((side) => `${side} ${level[side].retriedRequests} at ${level.clients} clients`));
+  const note = retried.length
+    ? `\n\nRequests sent again after the server closed their kept-alive connection (their time includes the failed attempt): ${retried.join(", ")}.`
+    : "";
+  return table(["clients", "server", "TTFT p50 ms", "TTFT p95 ms", "ITL p50 ms", "ITL p95 ms", "aggregate tok/s"], rows) + note;
 }
 
 function agentSection(r) {

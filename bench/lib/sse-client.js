@@ -14,6 +14,7 @@
  * @property {number|undefined} cachedTokens usage.prompt_tokens_details.cached_tokens (or llama-server's timings.cache_n)
  * @property {string} text the generated text
  * @property {object|undefined} serverTimings llama-server's own `timings` object, when sent
+ * @property {boolean} retried sent a second time after the server closed its kept-alive connection
  */
 
 /** Reads a fetch body as SSE `data:` payloads. */
@@ -43,12 +44,24 @@ export async function streamChat(baseUrl, { model, messages, maxTokens, extra = 
     model, messages, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true }, ...extra,
   };
   const started = performance.now();
-  const res = await fetch(`${baseUrl}/v1/chat/completions`, {
+  const send = () => fetch(`${baseUrl}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
   });
+  // A server that closes a kept-alive connection as the next request arrives (llama-server's HTTP library does, for
+  // about 1% of requests under load) fails the request before any response. Like the official SDKs, send it again
+  // once on a new connection; the time lost stays in this request's figures and the retry is counted.
+  let retried = false;
+  let res;
+  try {
+    res = await send();
+  } catch (error) {
+    if (error?.cause?.code !== "UND_ERR_SOCKET") throw error;
+    retried = true;
+    res = await send();
+  }
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status} from ${baseUrl}: ${(await res.text()).slice(0, 500)}`);
   const chunkTimesMs = [];
   let text = "";
@@ -75,6 +88,7 @@ export async function streamChat(baseUrl, { model, messages, maxTokens, extra = 
     cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? serverTimings?.cache_n,
     text,
     serverTimings,
+    retried,
   };
 }
 

@@ -66,6 +66,8 @@ export async function runSweepLevel(target, settings, clients, tagPrefix) {
     itlP50Ms: percentile(gaps, 50),
     itlP95Ms: percentile(gaps, 95),
     aggregateTokensPerSecond: tokens / seconds,
+    /** Requests sent twice because the server closed their kept-alive connection (see streamChat). */
+    retriedRequests: timings.filter((t) => t.retried).length,
     perStreamTokensPerSecond: median(timings.map(generationRate)),
   };
 }
