@@ -96,6 +96,16 @@ describe("decode barrier", () => {
     for (const ids of shared) expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
 
+  it("gives concurrent requests adjacent sequences, so each step is one run of consecutive ids", async () => {
+    // Single requests one after another leave the least recently used slot away from the others' neighbours.
+    for (const topic of ["one", "two", "three"]) await readEvents(model.complete(countRequest(topic, 2)));
+    nativeOrders.length = 0;
+    await runTogether(["left", "right"]);
+    const shared = nativeOrders.filter((ids) => ids.length === 2);
+    expect(shared.length).toBeGreaterThan(MAX_TOKENS / 2);
+    for (const [a = 0, b = 0] of shared) expect(b - a).toBe(1);
+  });
+
   it("batches two concurrent requests in the same steps", async () => {
     const { results, sequencesPerStep } = await runTogether(["stars", "trees"]);
     for (const events of results) expect(finishOf(events).reason).toBe("length");
