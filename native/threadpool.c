@@ -64,20 +64,14 @@ static napi_value throw_error(napi_env env, const char *message) {
   return NULL;
 }
 
-static void *symbol(const char *library, const char *name) {
-  void *handle = dlopen(library, RTLD_LAZY | RTLD_NOLOAD);
-  return handle ? dlsym(handle, name) : NULL;
+/* A handle on a library the process has already loaded (node-llama-cpp's); NULL when it has not. */
+static void *loaded_library(const char *path) {
+  return dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
 }
 
 static bool get_string(napi_env env, napi_value value, char *out, size_t size) {
   size_t length = 0;
   return napi_get_value_string_utf8(env, value, out, size, &length) == napi_ok && length < size - 1;
-}
-
-static napi_value make_bool(napi_env env, bool value) {
-  napi_value result;
-  napi_get_boolean(env, value, &result);
-  return result;
 }
 
 /* Finds the llama_context behind an AddonContext, or NULL when the layout is not the expected one. */
@@ -124,14 +118,16 @@ static napi_value attach(napi_env env, napi_callback_info info) {
     return throw_error(env, "attach: bad arguments");
   }
 
-  ctx_u32_fn llama_n_ctx = (ctx_u32_fn)symbol(libllama, "llama_n_ctx");
-  ctx_u32_fn llama_n_seq_max = (ctx_u32_fn)symbol(libllama, "llama_n_seq_max");
-  attach_fn llama_attach = (attach_fn)symbol(libllama, "llama_attach_threadpool");
-  dev_by_type_fn dev_by_type = (dev_by_type_fn)symbol(libggml, "ggml_backend_dev_by_type");
-  dev_backend_reg_fn dev_backend_reg = (dev_backend_reg_fn)symbol(libggml, "ggml_backend_dev_backend_reg");
-  reg_get_proc_address_fn get_proc = (reg_get_proc_address_fn)symbol(libggml, "ggml_backend_reg_get_proc_address");
   napi_value null_value;
   napi_get_null(env, &null_value);
+  void *llama = loaded_library(libllama), *ggml = loaded_library(libggml);
+  if (!llama || !ggml) return null_value;
+  ctx_u32_fn llama_n_ctx = (ctx_u32_fn)dlsym(llama, "llama_n_ctx");
+  ctx_u32_fn llama_n_seq_max = (ctx_u32_fn)dlsym(llama, "llama_n_seq_max");
+  attach_fn llama_attach = (attach_fn)dlsym(llama, "llama_attach_threadpool");
+  dev_by_type_fn dev_by_type = (dev_by_type_fn)dlsym(ggml, "ggml_backend_dev_by_type");
+  dev_backend_reg_fn dev_backend_reg = (dev_backend_reg_fn)dlsym(ggml, "ggml_backend_dev_backend_reg");
+  reg_get_proc_address_fn get_proc = (reg_get_proc_address_fn)dlsym(ggml, "ggml_backend_reg_get_proc_address");
   if (!llama_n_ctx || !llama_n_seq_max || !llama_attach || !dev_by_type || !dev_backend_reg || !get_proc) return null_value;
 
   void *cpu_device = dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
@@ -175,7 +171,9 @@ static napi_value release(napi_env env, napi_callback_info info) {
     handle->free_pool(handle->pool);
     handle->pool = NULL;
   }
-  return make_bool(env, true);
+  napi_value done;
+  napi_get_boolean(env, true, &done);
+  return done;
 }
 
 static napi_value init(napi_env env, napi_value exports) {

@@ -3,16 +3,15 @@
  * attaches to a two-thread context and decodes exactly what one thread decodes; the native module refuses a context
  * whose layout it cannot confirm; and the fallback policy runs small steps on one thread and prompts on all.
  */
-import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama, LlamaModel } from "node-llama-cpp";
 import { applyDecodeThreads, threadsForStep } from "../../src/engine/backends/llama-cpp/decode-threads.js";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
-import { attachThreadPool } from "../../src/engine/backends/llama-cpp/thread-pool.js";
+import { attachThreadPool, loadedLibraries, loadThreadPoolModule, nativeHandles } from "../../src/engine/backends/llama-cpp/thread-pool.js";
 import type { CompletionRequest } from "../../src/engine/messages.js";
 import { realModelPath } from "../helpers/real-model.js";
-import { readEvents } from "./stream-events.js";
+import { readEvents, textOf } from "./stream-events.js";
 
 let llama: Llama;
 let vocabulary: LlamaModel;
@@ -34,9 +33,7 @@ const request: CompletionRequest = {
 async function greedyText(threads: number): Promise<{ text: string; threading: unknown }> {
   const model: LlamaCppModel = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 512, threads, prefixCache: false });
   try {
-    const events = await readEvents(model.complete(request));
-    const text = events.flatMap((e) => (e.type === "text-delta" ? [e.text] : [])).join("");
-    return { text, threading: model.info.details?.cpuThreading };
+    return { text: textOf(await readEvents(model.complete(request))), threading: model.info.details?.cpuThreading };
   } finally {
     await model.dispose();
   }
@@ -53,19 +50,18 @@ describe("persistent thread pool", () => {
   });
 
   it("refuses a context whose size does not match, and leaves it working", async () => {
-    const native = createRequire(import.meta.url)("../../build/threadpool.node") as {
-      attach(...args: unknown[]): object | null;
-    };
+    const native = loadThreadPoolModule();
+    const libraries = loadedLibraries();
+    expect(native).not.toBeNull();
+    expect(libraries).toBeDefined();
     const context = await vocabulary.createContext({ contextSize: 256, sequences: 1, threads: 2 });
     try {
-      const internals = context as unknown as { _ctx: { getContextSize(): number } };
-      const nCtx = internals._ctx.getContextSize();
-      const libraries = (await import("node:fs")).readFileSync("/proc/self/maps", "utf8").split("\n").map((l) => l.split(/\s+/).at(-1) ?? "");
-      const libllama = libraries.find((p) => /\/libllama[^/]*\.so/.test(p));
-      const libggml = libraries.find((p) => /\/libggml\.[^/]*so/.test(p));
-      const model = (vocabulary as unknown as { _model: object })._model;
-      expect(native.attach(internals._ctx, model, nCtx + 1, 1, 2, 0, libllama, libggml)).toBeNull();
-      expect(native.attach(internals._ctx, model, nCtx, 2, 2, 0, libllama, libggml)).toBeNull();
+      const handles = nativeHandles(context, vocabulary);
+      expect(handles).toBeDefined();
+      if (!native || !libraries || !handles) return;
+      const nCtx = handles.context.getContextSize();
+      expect(native.attach(handles.context, handles.model, nCtx + 1, 1, 2, 0, libraries.libllama, libraries.libggml)).toBeNull();
+      expect(native.attach(handles.context, handles.model, nCtx, 2, 2, 0, libraries.libllama, libraries.libggml)).toBeNull();
       const tokens = vocabulary.tokenize("Hello there", true);
       const first = await context.getSequence().evaluate(tokens, { temperature: 0 }).next();
       expect(first.done).toBe(false);

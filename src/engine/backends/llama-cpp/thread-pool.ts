@@ -1,14 +1,14 @@
 /**
- * A persistent ggml thread pool for a context (native/threadpool.c, built into build/ by `npm run build`; the path is the same from src/ and dist/). node-llama-cpp's
- * prebuilt llama.cpp starts and joins its worker threads inside every decode call; with a pool attached the workers
- * stay up between steps, as in llama.cpp's own server. Where the module is missing or cannot identify the context
+ * A persistent ggml thread pool for a context (native/threadpool.c, built into build/ by `npm run build`; the
+ * relative path is the same from src/ and dist/). node-llama-cpp's prebuilt llama.cpp starts and joins its worker
+ * threads inside every decode call; with a pool attached the workers stay up between steps, as in llama.cpp's tools. Where the module is missing or cannot identify the context
  * safely, nothing changes and `attachThreadPool` returns undefined.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { LlamaContext, LlamaModel } from "node-llama-cpp";
 
-interface ThreadPoolModule {
+export interface ThreadPoolModule {
   attach(context: object, model: object, nCtx: number, nSeqMax: number, threads: number, poll: number, libllama: string, libggml: string): object | null;
   release(handle: object): boolean;
 }
@@ -23,7 +23,8 @@ const POLL = 50;
 
 let loaded: ThreadPoolModule | null | undefined;
 
-function loadModule(): ThreadPoolModule | null {
+/** The compiled native module, or null where it was not built. */
+export function loadThreadPoolModule(): ThreadPoolModule | null {
   if (loaded !== undefined) return loaded;
   try {
     loaded = createRequire(import.meta.url)("../../../../build/threadpool.node") as ThreadPoolModule;
@@ -34,7 +35,7 @@ function loadModule(): ThreadPoolModule | null {
 }
 
 /** The paths of the llama.cpp libraries node-llama-cpp loaded into this process (Linux: from /proc/self/maps). */
-function loadedLibraries(): { libllama: string; libggml: string } | undefined {
+export function loadedLibraries(): { libllama: string; libggml: string } | undefined {
   let maps: string;
   try {
     maps = readFileSync("/proc/self/maps", "utf8");
@@ -48,12 +49,12 @@ function loadedLibraries(): { libllama: string; libggml: string } | undefined {
 }
 
 /** node-llama-cpp's native objects behind its public classes (internal fields of the pinned 3.x release). */
-interface NativeHandles {
+export interface NativeHandles {
   context: { getContextSize(): number } & object;
   model: object;
 }
 
-function nativeHandles(context: LlamaContext, model: LlamaModel): NativeHandles | undefined {
+export function nativeHandles(context: LlamaContext, model: LlamaModel): NativeHandles | undefined {
   const nativeContext = (context as unknown as { _ctx?: { getContextSize?: () => number } })._ctx;
   const nativeModel = (model as unknown as { _model?: object })._model;
   if (!nativeContext || typeof nativeContext.getContextSize !== "function" || !nativeModel) return undefined;
@@ -63,7 +64,7 @@ function nativeHandles(context: LlamaContext, model: LlamaModel): NativeHandles 
 /** Attaches a pool of `threads` workers to `context`; undefined when that is not possible here. */
 export function attachThreadPool(context: LlamaContext, model: LlamaModel, threads: number): AttachedThreadPool | undefined {
   if (threads <= 1) return undefined;
-  const native = loadModule();
+  const native = loadThreadPoolModule();
   const libraries = native && loadedLibraries();
   const handles = libraries && nativeHandles(context, model);
   if (!native || !libraries || !handles) return undefined;
