@@ -1,5 +1,6 @@
-/** The model store's public surface: references, the store, pulls, and the GGUF header reader. */
-export { DEFAULT_MODEL, MODEL_ALIASES, parseModelRef, type ModelRef, type PullableRef } from "./refs.js";
+/** The model store's public surface: references, the catalog, the store, pulls, and the GGUF header reader. */
+export { DEFAULT_MODEL, parseModelRef, type ModelRef, type PullableRef } from "./refs.js";
+export { CATALOG, findCatalogEntry, type CatalogEntry, type CatalogSource, type Capabilities } from "./catalog.js";
 export { kilnHome, listModels, showModel, findModel, removeModel, modelPaths, type ModelRecord, type StoreOptions } from "./store.js";
 export { pullModel, type PullOptions } from "./pull.js";
 export { PullError, type PullProgress } from "./pull-progress.js";

@@ -19,7 +19,7 @@ export interface RendererOptions {
 const REDRAW_MS = 100;
 const LOG_MS = 5_000;
 const BAR_WIDTH = 24;
-const VERBS: Record<PullProgress["phase"], string> = { download: "downloading", extract: "extracting", copy: "copying", verify: "verifying", done: "pulled" };
+const VERBS: Record<PullProgress["phase"], string> = { download: "downloading", extract: "extracting", copy: "copying", assemble: "assembling", verify: "verifying", done: "pulled" };
 
 /** Creates a renderer writing to `stream`. */
 export function createProgressRenderer(stream: NodeJS.WritableStream & { isTTY?: boolean }, options: RendererOptions = {}): ProgressRenderer {
@@ -63,7 +63,7 @@ export function createProgressRenderer(stream: NodeJS.WritableStream & { isTTY?:
   };
 }
 
-/** One line: `downloading name [####....] 12.0 MiB / 93.8 MiB  4.1 MiB/s  ETA 18s`. */
+/** One line: `downloading name [####....] 12.0 MiB / 93.8 MiB  4.1 MiB/s  ETA 18s` (then `part 2/6` in a multi-part pull). */
 export function describeProgress(progress: PullProgress, bytesPerSecond: number): string {
   const verb = VERBS[progress.phase];
   if (progress.phase === "done" || progress.phase === "verify") return `${verb} ${progress.name} (${formatBytes(progress.receivedBytes)})`;
@@ -73,7 +73,8 @@ export function describeProgress(progress: PullProgress, bytesPerSecond: number)
   const filled = Math.round(fraction * BAR_WIDTH);
   const bar = `[${"#".repeat(filled)}${".".repeat(BAR_WIDTH - filled)}]`;
   const eta = bytesPerSecond > 0 && fraction < 1 ? `  ETA ${formatDuration((total - progress.receivedBytes) / bytesPerSecond)}` : "";
-  return `${verb} ${progress.name} ${bar} ${formatBytes(progress.receivedBytes)} / ${formatBytes(total)}${formatRate(bytesPerSecond)}${eta}`;
+  const part = progress.part ? `  part ${progress.part.index}/${progress.part.count}` : "";
+  return `${verb} ${progress.name} ${bar} ${formatBytes(progress.receivedBytes)} / ${formatBytes(total)}${formatRate(bytesPerSecond)}${eta}${part}`;
 }
 
 /** Bytes in binary units, e.g. `93.8 MiB`. */

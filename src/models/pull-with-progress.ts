@@ -17,9 +17,9 @@ export interface PullWithProgressOptions extends PullOptions {
 
 /** Pulls `ref` with a progress display on `stream`; resolves to the stored record. */
 export async function pullWithProgress(ref: string, options: PullWithProgressOptions, stream: NodeJS.WriteStream): Promise<ModelRecord> {
-  const parsed = parseModelRef(ref, { name: options.name });
+  const parsed = parseModelRef(ref, { name: options.name, catalog: options.catalog });
   const existing = parsed.kind === "store" || options.force ? undefined : await findModel(parsed.name, options);
-  if (existing && parsed.kind !== "store" && isPulledFrom(existing, ref, parsed)) {
+  if (existing && parsed.kind !== "store" && isPulledFrom(existing, parsed)) {
     stream.write(`${existing.name} is already in the store (use --force to pull it again)\n`);
     return existing;
   }

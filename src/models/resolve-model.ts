@@ -1,12 +1,12 @@
 /**
- * `resolveModel(ref)`: the path of a model file for a reference, pulling it first when it is the default model
- * (or another built-in name) or a remote reference not yet in the store. Local `.gguf` paths are used in place.
+ * `resolveModel(ref)`: the path of a model file for a reference, pulling it first when it is a catalog name (the
+ * default model included) or a remote reference not yet in the store. Local `.gguf` paths are used in place.
  */
 import { stat } from "node:fs/promises";
 import { EngineError } from "../engine/errors.js";
 import { pullModel, type PullOptions } from "./pull.js";
 import type { PullProgress } from "./pull-progress.js";
-import { DEFAULT_MODEL, MODEL_ALIASES, parseModelRef, type PullableRef } from "./refs.js";
+import { DEFAULT_MODEL, parseModelRef, type PullableRef } from "./refs.js";
 import { findModel, type ModelRecord } from "./store.js";
 
 /** Options of resolveModel; `onProgress` sees the events of a pull, when one happens. */
@@ -19,13 +19,13 @@ const pulling = new Map<string, Promise<string>>();
 
 /** Returns the path of the model file `ref` names (the default model when omitted), pulling it if needed. */
 export async function resolveModel(ref: string = DEFAULT_MODEL, options: ResolveOptions = {}): Promise<string> {
-  const parsed = parseModelRef(ref, { name: options.name });
+  const parsed = parseModelRef(ref, { name: options.name, catalog: options.catalog });
   if (parsed.kind === "file") {
     if (!(await stat(parsed.path).catch(() => undefined))?.isFile()) throw new EngineError("not_found", `no such model file: ${parsed.path}`, { param: "model" });
     return parsed.path;
   }
   const existing = await findModel(parsed.name, options);
-  if (existing && (parsed.kind === "store" || isPulledFrom(existing, ref, parsed))) return existing.file;
+  if (existing && (parsed.kind === "store" || isPulledFrom(existing, parsed))) return existing.file;
   if (parsed.kind === "store") {
     throw new EngineError("not_found", `model "${parsed.name}" is not in the store (pull it with: kiln models pull <reference>)`, { param: "model" });
   }
@@ -38,9 +38,9 @@ export async function resolveModel(ref: string = DEFAULT_MODEL, options: Resolve
   return inFlight;
 }
 
-/** Whether a stored model came from this reference (a hand-placed file counts for a built-in name). */
-export function isPulledFrom(record: ModelRecord, input: string, ref: PullableRef): boolean {
-  return record.source === ref.source || (record.source === "unknown" && MODEL_ALIASES[input.trim()] !== undefined);
+/** Whether a stored model came from this reference; for a catalog name, whether it has the catalog's bytes. */
+export function isPulledFrom(record: ModelRecord, ref: PullableRef): boolean {
+  return ref.kind === "catalog" ? record.sha256 === ref.entry.sha256 : record.source === ref.source;
 }
 
 async function pullToPath(ref: string, options: ResolveOptions): Promise<string> {

@@ -39,11 +39,12 @@ export function kilnHome(options: StoreOptions = {}): string {
   return options.home ?? (process.env.KILN_HOME || join(homedir(), ".kiln"));
 }
 
-/** The paths a model name owns in the store. */
+/** The paths a model name owns in the store: the file, its record, a download's partial, a multi-part pull's parts folder. */
 export function modelPaths(name: string, options: StoreOptions = {}) {
   const dir = join(kilnHome(options), "models");
   checkModelName(name);
-  return { dir, file: join(dir, `${name}.gguf`), record: join(dir, `${name}.json`), partial: join(dir, `${name}.gguf.partial`) };
+  const parts = join(dir, `${name}.parts`);
+  return { dir, file: join(dir, `${name}.gguf`), record: join(dir, `${name}.json`), partial: join(dir, `${name}.gguf.partial`), parts };
 }
 
 /** Every model in the store, by name. Files without a record (copied in by hand) are recorded on first sight. */
@@ -72,13 +73,13 @@ export async function findModel(name: string, options: StoreOptions = {}): Promi
   return record ? { ...record, file: paths.file } : adoptModel(name, options);
 }
 
-/** Removes a model and its record (and any unfinished download of it). */
+/** Removes a model and its record (and any unfinished download of it, multi-part ones included). */
 export async function removeModel(name: string, options: StoreOptions = {}): Promise<void> {
   const paths = modelPaths(name, options);
   if (!(await findModel(name, options))) throw notInStore(name);
   // The record goes first: a model whose record is gone but file remains is re-adopted, never half-listed.
   await rm(paths.record, { force: true });
-  await Promise.all([rm(paths.file, { force: true }), rm(paths.partial, { force: true })]);
+  await Promise.all([rm(paths.file, { force: true }), rm(paths.partial, { force: true }), rm(paths.parts, { recursive: true, force: true })]);
 }
 
 /** Reads the GGUF facts of a file and builds its record. */
