@@ -83,7 +83,7 @@ export const CATALOG: readonly CatalogEntry[] = [
   },
   {
     name: "gemma3-270m",
-    description: "Gemma 3 270M (pretrained, no chat template) Q4_K_M: plain text completion",
+    description: "Gemma 3 270M Q4_K_M (no chat template): plain text completion",
     capabilities: { tools: false, fim: false, contextLength: 32768 },
     size: 253_113_024,
     sha256: "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
