@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describeSource, type CatalogEntry, type CatalogSource } from "./catalog.js";
 import type { DownloadOptions } from "./download.js";
 import { fetchSource } from "./fetch-source.js";
+import { formatBytes } from "./progress-renderer.js";
 import { CorruptDataError, PullError, type FetchProgress } from "./pull-progress.js";
 import { parseRemote } from "./refs.js";
 import type { modelPaths } from "./store.js";
@@ -45,28 +46,30 @@ function fetchFrom(source: CatalogSource, entry: CatalogEntry, paths: Paths, opt
 /** Extracts each missing part into the parts folder, then assembles them; a corrupt part discards them all. */
 async function* fetchParts(parts: readonly string[], entry: CatalogEntry, paths: Paths, options: DownloadOptions): AsyncGenerator<FetchProgress, string> {
   await mkdir(paths.parts, { recursive: true });
+  const partFile = (i: number) => join(paths.parts, `${i + 1}.part`);
   const kept = new Set(await readdir(paths.parts));
+  const missing = [...parts.keys()].filter((i) => !kept.has(`${i + 1}.part`));
   let done = 0;
-  for (const [i, ref] of parts.entries()) {
-    const file = join(paths.parts, `${i + 1}.part`);
+  for (const i of parts.keys()) if (!missing.includes(i)) done += (await stat(partFile(i))).size;
+  if (done > 0) {
+    const message = `${parts.length - missing.length} of ${parts.length} parts (${formatBytes(done)}) are here from an earlier pull`;
+    yield { phase: "download", receivedBytes: done, totalBytes: entry.size, resumedFrom: done, message };
+  }
+  for (const i of missing) {
+    options.signal?.throwIfAborted();
     const part = { index: i + 1, count: parts.length };
-    if (kept.has(`${i + 1}.part`)) {
-      done += (await stat(file)).size;
-      yield { phase: "download", receivedBytes: done, totalBytes: entry.size, resumedFrom: done, part };
-      continue;
-    }
     try {
-      for await (const progress of fetchSource(remoteRef(ref, entry), `${file}.partial`, options)) {
+      for await (const progress of fetchSource(remoteRef(parts[i]!, entry), `${partFile(i)}.partial`, options)) {
         if (!progress.message) yield { phase: "download", receivedBytes: done + progress.receivedBytes, totalBytes: entry.size, part };
       }
     } catch (error) {
       // A corrupt part spoils the pull; otherwise the finished parts stay for the next pull to resume from.
-      if (error instanceof CorruptDataError || done === 0) await discard(paths);
-      if (error instanceof PullError && !(error instanceof CorruptDataError) && done > 0) throw new PullError(`${error.message}; run the same pull again to resume`);
-      throw error;
+      const resumable = done > 0 && !(error instanceof CorruptDataError);
+      if (!resumable) await discard(paths);
+      throw resumable && error instanceof PullError ? new PullError(`${error.message}; run the same pull again to resume`) : error;
     }
-    await rename(`${file}.partial`, file);
-    done += (await stat(file)).size;
+    await rename(`${partFile(i)}.partial`, partFile(i));
+    done += (await stat(partFile(i))).size;
   }
   return yield* assemble(parts.length, entry, paths);
 }

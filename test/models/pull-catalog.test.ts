@@ -115,13 +115,16 @@ describe("pulling a catalog model", () => {
     const kept = await readdir(join(options.home, "models", "cat.parts"));
     expect(kept).toContain("1.part");
     expect(kept).not.toContain("3.part");
+    const keptBytes = kept.includes("2.part") ? cuts[2] : cuts[1];
 
     // Without part 1's wheel in the index, only a pull that keeps the finished part can succeed.
     const wheel = join(index, "kiln_cat_part1-1.0.0-py3-none-any.whl");
     await rename(wheel, `${wheel}.away`);
     try {
       const events = await collect(options);
-      expect(events.find((e) => e.resumedFrom !== undefined)?.resumedFrom).toBe(cuts[1]);
+      const resumed = events.find((e) => e.resumedFrom !== undefined)!;
+      expect(resumed.resumedFrom).toBe(keptBytes);
+      expect(resumed.message).toMatch(/^[12] of 3 parts \(.*\) are here from an earlier pull$/);
       expect(events.at(-1)!.record).toMatchObject({ sha256 });
     } finally {
       await rename(`${wheel}.away`, wheel);
