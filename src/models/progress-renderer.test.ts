@@ -25,6 +25,11 @@ describe("describeProgress", () => {
     expect(describeProgress({ ...at(3 * MiB), totalBytes: null }, 0)).toBe("downloading m 3.0 MiB");
   });
 
+  it("names the part of a multi-part pull after the bar over all parts, and the assembly", () => {
+    expect(describeProgress({ ...at(50 * MiB), part: { index: 3, count: 6 } }, 0)).toBe("downloading m [############............] 50.0 MiB / 100.0 MiB  part 3/6");
+    expect(describeProgress(at(MiB, "assemble"), 0)).toMatch(/^assembling m \[/);
+  });
+
   it("formats bytes in binary units", () => {
     expect([formatBytes(512), formatBytes(1536), formatBytes(98362432)]).toEqual(["512 B", "1.5 KiB", "93.8 MiB"]);
   });
