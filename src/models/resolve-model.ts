@@ -27,7 +27,7 @@ export async function resolveModel(ref: string = DEFAULT_MODEL, options: Resolve
   const existing = await findModel(parsed.name, options);
   if (existing && (parsed.kind === "store" || isPulledFrom(existing, parsed))) return existing.file;
   if (parsed.kind === "store") {
-    throw new EngineError("not_found", `model "${parsed.name}" is not in the store (pull it with: kiln models pull <reference>)`, { param: "model" });
+    throw new EngineError("not_found", `model "${parsed.name}" is not in the store or the catalog (kiln models list --available shows what kiln can pull by name)`, { param: "model" });
   }
   if (existing) {
     throw new EngineError("invalid_request", `the store already has a different model named "${parsed.name}" (from ${existing.source})`, { param: "model" });

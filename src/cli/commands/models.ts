@@ -74,7 +74,7 @@ function toJson(record: ModelRecord) {
 
 function printList(records: ModelRecord[], json: boolean): void {
   if (json) return void process.stdout.write(`${JSON.stringify(records.map(toJson), null, 2)}\n`);
-  if (records.length === 0) return void process.stdout.write("no models in the store; pull the default one with: kiln models pull smollm2-135m\n");
+  if (records.length === 0) return void process.stdout.write("no models in the store; pull the default one with: kiln models pull smollm2-135m (kiln models list --available shows the others)\n");
   const rows = records.map((r) => [r.name, formatBytes(r.size), r.architecture ?? "?", formatCount(r.parameters), r.quantization ?? "?", String(r.contextLength ?? "?"), r.source]);
   process.stdout.write(formatTable(["NAME", "SIZE", "ARCH", "PARAMS", "QUANT", "CONTEXT", "SOURCE"], rows));
 }
