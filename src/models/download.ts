@@ -15,12 +15,15 @@ export interface DownloadOptions {
   signal?: AbortSignal;
   /** Extra trusted certificate authorities (PEM), replacing the defaults; tests use a self-signed server. */
   ca?: string | Buffer;
+  /** How long a server may take to answer a request (default 15 s), so an unreachable host fails fast. */
+  answerTimeoutMs?: number;
 }
 
 const MAX_REDIRECTS = 8;
 /** Consecutive attempts that add no byte before giving up. */
 const MAX_BARREN_ATTEMPTS = 3;
 const IDLE_TIMEOUT_MS = 60_000;
+const ANSWER_TIMEOUT_MS = 15_000;
 
 /** Downloads `url` into `partial`, yielding progress; returns the hex SHA-256 of the whole file. */
 export async function* downloadFile(url: string, partial: string, options: DownloadOptions = {}): AsyncGenerator<FetchProgress, string> {
@@ -110,12 +113,14 @@ async function hashExisting(partial: string): Promise<{ hash: Hash; size: number
   return { hash, size };
 }
 
-/** A GET that follows redirects and gives up on a silent connection. */
+/** A GET that follows redirects and gives up on a host that does not answer or a silent connection. */
 function get(url: string, headers: Record<string, string>, options: DownloadOptions, redirects = MAX_REDIRECTS): Promise<IncomingMessage> {
   const secure = url.startsWith("https:");
   const requestOptions = { headers: { "user-agent": "kiln", ...headers }, signal: options.signal, ...(secure && options.ca ? { ca: options.ca } : {}) };
+  const answerMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
     const request = (secure ? https : http).get(url, requestOptions, (response) => {
+      clearTimeout(unanswered);
       const location = response.headers.location;
       if (location && [301, 302, 303, 307, 308].includes(response.statusCode ?? 0)) {
         response.resume();
@@ -124,6 +129,8 @@ function get(url: string, headers: Record<string, string>, options: DownloadOpti
       }
       resolve(response);
     });
+    const unanswered = setTimeout(() => request.destroy(new Error(`no answer in ${answerMs / 1000} s`)), answerMs);
+    request.on("close", () => clearTimeout(unanswered));
     request.setTimeout(IDLE_TIMEOUT_MS, () => request.destroy(new Error(`no data for ${IDLE_TIMEOUT_MS / 1000} s`)));
     request.on("error", (error) => reject(options.signal?.aborted ? options.signal.reason : new PullError(`download of ${url} failed: ${error.message}`)));
   });

