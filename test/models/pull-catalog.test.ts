@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, rename } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm } from "node:fs/promises";
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,7 +51,10 @@ beforeAll(async () => {
     "/org/repo/resolve/main/wrong.gguf": { body: other },
   });
 });
-afterAll(async () => server?.close());
+afterAll(async () => {
+  await server?.close();
+  await rm(scratch, { recursive: true, force: true });
+});
 
 async function freshStore(hfEndpoint: string): Promise<PullOptions & { home: string }> {
   process.env.HF_ENDPOINT = hfEndpoint;

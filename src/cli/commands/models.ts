@@ -19,8 +19,8 @@ export function registerModels(program: Command): void {
     .option("--available", "list the catalog instead: size, capabilities, and whether each is in the store")
     .option("--json", "print a JSON array")
     .action(async (flags: { json?: boolean; available?: boolean }) => {
-      const { listModels } = await import("../../models/store.js");
       if (flags.available) return printAvailable(Boolean(flags.json));
+      const { listModels } = await import("../../models/store.js");
       printList(await listModels(), Boolean(flags.json));
     });
   addSubcommand(models, "pull", "fetch a model into the store")
