@@ -10,7 +10,7 @@ import type { CatalogEntry } from "./catalog.js";
 import type { DownloadOptions } from "./download.js";
 import { fetchSource, notGguf } from "./fetch-source.js";
 import { GgufFormatError } from "./gguf.js";
-import { fetchCatalogModel } from "./pull-catalog.js";
+import { fetchCatalogModel } from "./fetch-catalog-model.js";
 import type { FetchProgress, PullProgress } from "./pull-progress.js";
 import { parseModelRef, type PullableRef } from "./refs.js";
 import { modelPaths, recordFor, writeRecord, type ModelRecord, type StoreOptions } from "./store.js";
