@@ -28,9 +28,10 @@ const compiled = new Map<string, Template>();
 /**
  * The whole conversation as prompt text, ending with the generation prompt. A final assistant message is a
  * prefill: the prompt ends with its text, so generation continues it. Deterministic: a conversation that grows
- * by whole messages renders to a string that extends the previous rendering.
+ * by whole messages renders to a string that extends the previous rendering. `quote` is applied to every string
+ * the client supplied (message and system text, tool calls and results, tool schemas) before the template sees it.
  */
-export function renderChatPrompt(request: ChatRequest, template: PromptTemplate): string {
+export function renderChatPrompt(request: ChatRequest, template: PromptTemplate, quote: (text: string) => string = (text) => text): string {
   const { source, compiledTemplate } = compileTemplate(template.source);
   const tools = request.toolChoice?.type === "none" ? [] : (request.tools ?? []);
   const templateHandlesTools = source.includes("tools");
@@ -38,6 +39,7 @@ export function renderChatPrompt(request: ChatRequest, template: PromptTemplate)
     toolsText: tools.length > 0 && !templateHandlesTools ? describeTools(tools, request.toolChoice) : undefined,
     toolRole: /["']tool["']/.test(source),
   });
+  for (const message of messages) message.content = quote(message.content);
   const prefill = request.messages.at(-1)?.role === "assistant" ? messages.pop() : undefined;
   const context: Record<string, unknown> = {
     messages,
@@ -45,7 +47,8 @@ export function renderChatPrompt(request: ChatRequest, template: PromptTemplate)
     bos_token: template.bosToken ?? "",
     eos_token: template.eosToken ?? "",
   };
-  if (tools.length > 0 && templateHandlesTools) context.tools = tools.map(toFunctionSpec);
+  // Quoting the JSON text quotes every key and string of the schemas at once; escapes are valid inside JSON strings.
+  if (tools.length > 0 && templateHandlesTools) context.tools = JSON.parse(quote(JSON.stringify(tools.map(toFunctionSpec))));
   return renderTemplate(compiledTemplate, context) + (prefill?.content ?? "");
 }
 
