@@ -6,7 +6,7 @@
 import { contextOverflow, EngineError } from "./errors.js";
 import type { ChatRequest, CompletionRequest, SamplingOptions } from "./messages.js";
 import type { ToolParsing } from "./text/output-assembler.js";
-import { renderChatPrompt } from "./text/render-prompt.js";
+import { prepareChatPrompt } from "./text/render-prompt.js";
 import { responseFormatGrammar, toolCallGrammar } from "./text/grammar.js";
 import type { PromptPiece } from "./text/control-text.js";
 import type { Vocabulary } from "./text/vocabulary.js";
@@ -36,7 +36,7 @@ export interface PlanTarget {
 }
 
 export async function planChat(target: PlanTarget, request: ChatRequest): Promise<GenerationPlan> {
-  const pieces = splitChat(target, request);
+  const pieces = await splitChat(target, request);
   rejectUnfit(target, pieces);
   const prompt = await target.vocabulary.tokenizePrompt(pieces);
   const toolsOn = (request.tools?.length ?? 0) > 0 && request.toolChoice?.type !== "none";
@@ -74,17 +74,17 @@ function basePlan(target: PlanTarget, prompt: number[], request: Pick<ChatReques
 
 /** The rendered prompt's tokens: what `start.inputTokens` reports for the same request. */
 export async function tokenizeChat(target: PlanTarget, request: ChatRequest): Promise<number[]> {
-  return target.vocabulary.tokenizePrompt(splitChat(target, request));
+  return target.vocabulary.tokenizePrompt(await splitChat(target, request));
 }
 
 /**
  * The rendered prompt in pieces: the template's markup as control tokens, the client's text (quoted before rendering)
  * as plain text, so a client's `<|im_end|>` is text, never a turn marker.
  */
-function splitChat(target: PlanTarget, request: ChatRequest): PromptPiece[] {
+async function splitChat(target: PlanTarget, request: ChatRequest): Promise<PromptPiece[]> {
   rejectImages(target, request);
   const { template, controlText } = target.vocabulary;
-  return controlText.splitPrompt(renderChatPrompt(request, template, controlText.quote));
+  return controlText.splitPrompt(await target.vocabulary.renderPrompt(prepareChatPrompt(request, template, controlText.quote)));
 }
 
 /**

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tokenizeChat, type PlanTarget } from "../generation-plan.js";
 import type { ChatRequest, Message, ToolSpec } from "../messages.js";
 import { loadVocabulary, type LoadedVocabulary } from "./load-vocabulary.js";
-import { renderChatPrompt } from "./render-prompt.js";
+import { EngineError } from "../errors.js";
+import { STRICT_TEMPLATE } from "./chat-templates.fixture.js";
+import { prepareChatPrompt, renderChatPrompt } from "./render-prompt.js";
 
 /** The shared helper lives outside src/ (tsc's rootDir); a computed specifier keeps tsc from compiling it. */
 const realModelHelper = "../../../test/helpers/real-model.js";
@@ -72,12 +74,25 @@ describe.each(models)("chat prompts on the $name", ({ path }) => {
     expect(marked - clean).toBeGreaterThan(1);
   });
 
-  it("tokenize a large prompt on the tokenizer thread to the same ids as in place", async () => {
+  it("tokenize a large prompt on the prompt thread to the same ids as in place", async () => {
     const request = conversation(`${"function f(x) { return x * 2; }\n".repeat(3000)}${INJECTION}`);
     const rendered = renderChatPrompt(request, loaded.vocabulary.template, loaded.vocabulary.controlText.quote);
     const pieces = loaded.vocabulary.controlText.splitPrompt(rendered);
     const inPlace = pieces.flatMap((piece) => (typeof piece === "number" ? [piece] : loaded.vocabulary.tokenize(piece, false)));
     expect(rendered.length).toBeGreaterThan(100_000);
     expect(await loaded.vocabulary.tokenizePrompt(pieces)).toEqual(inPlace);
+  });
+
+  it("render a long conversation on the prompt thread to the same text as in place, and pass on a template's refusal", async () => {
+    const long: ChatRequest = { model: "m", maxTokens: 8, messages: Array.from({ length: 600 }, (_, i) => (i % 2 === 0 ? user(`q ${i}`) : { role: "assistant", parts: [{ type: "text", text: `a ${i}` }] })) };
+    const prepared = prepareChatPrompt(long, loaded.vocabulary.template);
+    expect(prepared.items).toBeGreaterThan(256);
+    expect(await loaded.vocabulary.renderPrompt(prepared)).toBe(renderChatPrompt(long, loaded.vocabulary.template));
+    const refused = prepareChatPrompt(long, { source: STRICT_TEMPLATE });
+    refused.context.messages = [...(refused.context.messages as object[]), { role: "user", content: "twice" }];
+    const error = await loaded.vocabulary.renderPrompt(refused).catch((e) => e);
+    expect(error).toBeInstanceOf(EngineError);
+    expect(error.code).toBe("invalid_request");
+    expect(error.message).toMatch(/chat template rejected the conversation: Conversation roles must alternate/);
   });
 });

@@ -5,8 +5,8 @@
  */
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { createControlText, type ControlText, type ControlToken, type PromptPiece } from "./control-text.js";
-import type { PromptTemplate } from "./render-prompt.js";
-import { TokenizerThread } from "./tokenizer-thread.js";
+import { PromptThread } from "./prompt-thread.js";
+import { renderPrepared, templateRejected, type PreparedPrompt, type PromptTemplate } from "./render-prompt.js";
 
 export interface Vocabulary {
   /** Text to ids; `special` recognises special-token text such as `<|im_end|>`. */
@@ -16,6 +16,8 @@ export interface Vocabulary {
    * worker thread so the event loop stays free.
    */
   tokenizePrompt(pieces: readonly PromptPiece[]): Promise<number[]>;
+  /** Runs a prepared chat template; conversations of many messages are rendered on the worker thread. */
+  renderPrompt(prepared: PreparedPrompt): Promise<string>;
   /** Ids to text; `context` are the ids just before, so leading-space rules see what came earlier. */
   detokenize(tokens: readonly number[], special: boolean, context?: readonly number[]): string;
   /** True for end-of-generation ids (EOS, EOT, `<|im_end|>`…). */
@@ -32,19 +34,21 @@ export interface Vocabulary {
   readonly prependBos?: number;
   /** Fill-in-the-middle markers, when the model has all three. */
   readonly infill?: { prefix: number; suffix: number; middle: number };
-  /** Stops the tokenizer thread, if one was started. */
+  /** Stops the prompt thread, if one was started. */
   close(): Promise<void>;
 }
 
 /** Prompts up to this many characters are tokenized in place (tens of milliseconds at most). */
 const INLINE_PROMPT_CHARS = 64 * 1024;
+/** Conversations up to this many template messages and tools are rendered in place (about 20 ms at most). */
+const INLINE_RENDER_ITEMS = 256;
 
 /** The vocabulary of a model node-llama-cpp has loaded (with or without weights) from the GGUF at `path`. */
 export function vocabularyOf(model: LlamaModel, path: string): Vocabulary {
   const { prefix, suffix, middle } = model.tokens.infill;
   const bos = model.tokens.bos;
   const scan = scanTokens(model);
-  const thread = new TokenizerThread(path);
+  const thread = new PromptThread(path);
   const tokenizeInline = (pieces: readonly PromptPiece[]) =>
     pieces.flatMap((piece) => (typeof piece === "number" ? [piece] : model.tokenize(piece, false)));
   return {
@@ -52,6 +56,12 @@ export function vocabularyOf(model: LlamaModel, path: string): Vocabulary {
     tokenizePrompt: async (pieces) => {
       const chars = pieces.reduce<number>((sum, piece) => sum + (typeof piece === "number" ? 0 : piece.length), 0);
       return chars <= INLINE_PROMPT_CHARS ? tokenizeInline(pieces) : thread.tokenize(pieces);
+    },
+    renderPrompt: async (prepared) => {
+      if (prepared.items <= INLINE_RENDER_ITEMS) return renderPrepared(prepared);
+      const rendered = await thread.render(prepared.source, prepared.context);
+      if ("rejected" in rendered) throw templateRejected(rendered.rejected);
+      return rendered.text + prepared.prefill;
     },
     detokenize: (tokens, special, context) => model.detokenize(tokens as Token[], special, context as Token[] | undefined),
     isEog: (token) => model.isEogToken(token as Token),
