@@ -17,6 +17,8 @@ const turns = (count: number) => Array.from({ length: count }, (_, i) => ({ role
 
 let engine: Engine;
 let server: ListeningServer;
+/** The same engine behind the default caps. */
+let roomy: ListeningServer;
 let anthropic: Anthropic;
 let openai: OpenAI;
 /** Token counts the engine has started and finished (the engine is the real one, observed). */
@@ -36,12 +38,14 @@ beforeAll(async () => {
   };
   const limits = { inputLimits: { maxMessages: 9, maxBlocks: 12 }, maxBodyBytes: 8 * 1024 * 1024 };
   server = await createServer(observed, limits).listen({ host: "127.0.0.1", port: 0 });
+  roomy = await createServer(observed).listen({ host: "127.0.0.1", port: 0 });
   anthropic = new Anthropic({ apiKey: "unused", baseURL: server.url, maxRetries: 0 });
   openai = new OpenAI({ apiKey: "unused", baseURL: `${server.url}/v1`, maxRetries: 0 });
 });
 
 afterAll(async () => {
   await server?.close();
+  await roomy?.close();
   await engine?.close();
 });
 
@@ -97,20 +101,33 @@ describe("prompts too large for the context", () => {
   });
 });
 
-describe("an enormous token count", () => {
-  it("leaves the event loop free: /health answers while the count is still running", async () => {
-    const started = new Promise<void>((resolve) => {
-      counting.onStart = resolve;
-    });
-    const before = counting.finished;
-    const big = anthropic.messages.countTokens({ model: TEST_MODEL, messages: [user("word ".repeat(1_500_000))] });
-    await started;
-    const health = await fetch(`${server.url}/health`);
-    const finishedAtHealth = counting.finished;
-    expect(health.status).toBe(200);
-    const counted = await big;
-    expect(finishedAtHealth).toBe(before);
-    expect(counting.finished).toBe(before + 1);
-    expect(counted.input_tokens).toBeGreaterThan(1_500_000);
+/** Sends a count_tokens request and reports whether the engine had finished it when /health answered. */
+async function countWhileCheckingHealth(url: string, messages: Array<{ role: "user" | "assistant"; content: string }>) {
+  const started = new Promise<void>((resolve) => {
+    counting.onStart = resolve;
+  });
+  const before = counting.finished;
+  const client = new Anthropic({ apiKey: "unused", baseURL: url, maxRetries: 0 });
+  const big = client.messages.countTokens({ model: TEST_MODEL, messages });
+  await started;
+  const health = await fetch(`${url}/health`);
+  const finishedAtHealth = counting.finished - before;
+  expect(health.status).toBe(200);
+  const counted = await big;
+  expect(counting.finished - before).toBe(1);
+  return { finishedAtHealth, counted: counted.input_tokens };
+}
+
+describe("an enormous token count leaves the event loop free: /health answers while the count is still running", () => {
+  it("for one enormous message (tokenized on the prompt thread)", async () => {
+    const { finishedAtHealth, counted } = await countWhileCheckingHealth(roomy.url, [user("word ".repeat(1_500_000))]);
+    expect(finishedAtHealth).toBe(0);
+    expect(counted).toBeGreaterThan(1_500_000);
+  });
+
+  it("for thousands of short messages (the chat template rendered on the prompt thread)", async () => {
+    const { finishedAtHealth, counted } = await countWhileCheckingHealth(roomy.url, turns(6_001).map((turn) => ({ ...turn, content: "x" })));
+    expect(finishedAtHealth).toBe(0);
+    expect(counted).toBeGreaterThan(6_001);
   });
 });
