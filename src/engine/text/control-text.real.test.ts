@@ -95,4 +95,14 @@ describe.each(models)("chat prompts on the $name", ({ path }) => {
     expect(error.code).toBe("invalid_request");
     expect(error.message).toMatch(/chat template rejected the conversation: Conversation roles must alternate/);
   });
+
+  it("bound a text's tokens from below by its bytes, never above the real count", () => {
+    const maxTokenBytes = loaded.vocabulary.maxTokenBytes!;
+    expect(maxTokenBytes).toBeGreaterThan(8);
+    const texts = [" ".repeat(5000), "=".repeat(5000), "\n\t\t".repeat(999), "日本語のテキスト🙂".repeat(300), "const x = 1;\n".repeat(400), "-".repeat(64).concat("\n").repeat(100)];
+    for (const text of texts) {
+      const tokens = loaded.vocabulary.tokenize(text, false).length;
+      expect(Math.ceil(Buffer.byteLength(text) / maxTokenBytes)).toBeLessThanOrEqual(tokens);
+    }
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * The tokenizer side of a model, as every local backend needs it: text ↔ token ids, the chat template and the
- * special tokens. The llama.cpp backend adapts its loaded model; other backends load the vocabulary alone (no
- * weights) through node-llama-cpp, so token ids, counts and prefix matching agree across backends.
+ * special tokens, and prompt rendering and tokenizing that moves to a worker thread when it is large. The llama.cpp
+ * backend adapts its loaded model; other backends load the vocabulary alone (no weights) through node-llama-cpp, so
+ * token ids, counts and prefix matching agree across backends.
  */
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { createControlText, type ControlText, type ControlToken, type PromptPiece } from "./control-text.js";
