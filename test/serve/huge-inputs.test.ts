@@ -130,4 +130,19 @@ describe("an enormous token count leaves the event loop free: /health answers wh
     expect(finishedAtHealth).toBe(0);
     expect(counted).toBeGreaterThan(6_001);
   });
+
+  it("and does not hold up an agent-sized prompt, which is counted while the enormous one still runs", async () => {
+    const started = new Promise<void>((resolve) => {
+      counting.onStart = resolve;
+    });
+    const before = counting.finished;
+    const client = new Anthropic({ apiKey: "unused", baseURL: roomy.url, maxRetries: 0 });
+    const enormous = client.messages.countTokens({ model: TEST_MODEL, messages: [user("word ".repeat(1_500_000))] });
+    await started;
+    const agentSized = await client.messages.countTokens({ model: TEST_MODEL, messages: [user("word ".repeat(40_000))] });
+    expect(counting.finished - before).toBe(1);
+    expect(agentSized.input_tokens).toBeGreaterThan(40_000);
+    await enormous;
+    expect(counting.finished - before).toBe(2);
+  });
 });

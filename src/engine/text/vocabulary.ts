@@ -1,6 +1,6 @@
 /**
  * The tokenizer side of a model, as every local backend needs it: text ↔ token ids, the chat template and the
- * special tokens, and prompt rendering and tokenizing that moves to a worker thread when it is large. The llama.cpp
+ * special tokens, and prompt rendering and tokenizing that moves to worker threads when it is large. The llama.cpp
  * backend adapts its loaded model; other backends load the vocabulary alone (no weights) through node-llama-cpp, so
  * token ids, counts and prefix matching agree across backends.
  */
@@ -13,11 +13,11 @@ export interface Vocabulary {
   /** Text to ids; `special` recognises special-token text such as `<|im_end|>`. */
   tokenize(text: string, special: boolean): number[];
   /**
-   * A split prompt to ids: plain pieces with special tokens off, ids as they are. Large prompts are tokenized on a
-   * worker thread so the event loop stays free.
+   * A split prompt to ids: plain pieces with special tokens off, ids as they are. Large prompts are tokenized on
+   * worker threads so the event loop stays free.
    */
   tokenizePrompt(pieces: readonly PromptPiece[]): Promise<number[]>;
-  /** Runs a prepared chat template; conversations of many messages are rendered on the worker thread. */
+  /** Runs a prepared chat template; conversations of many messages are rendered on a worker thread. */
   renderPrompt(prepared: PreparedPrompt): Promise<string>;
   /** Ids to text; `context` are the ids just before, so leading-space rules see what came earlier. */
   detokenize(tokens: readonly number[], special: boolean, context?: readonly number[]): string;
@@ -35,7 +35,7 @@ export interface Vocabulary {
   readonly prependBos?: number;
   /** Fill-in-the-middle markers, when the model has all three. */
   readonly infill?: { prefix: number; suffix: number; middle: number };
-  /** Stops the prompt thread, if one was started. */
+  /** Stops the prompt threads that were started. */
   close(): Promise<void>;
 }
 
@@ -43,23 +43,31 @@ export interface Vocabulary {
 const INLINE_PROMPT_CHARS = 64 * 1024;
 /** Conversations up to this many template messages and tools are rendered in place (about 20 ms at most). */
 const INLINE_RENDER_ITEMS = 256;
+/**
+ * Work beyond these (seconds of it) goes to a second thread, so an enormous request queues only behind other
+ * enormous ones, never in front of an agent's ordinary long prompt.
+ */
+const BULK_PROMPT_CHARS = 1024 * 1024;
+const BULK_RENDER_ITEMS = 4096;
 
 /** The vocabulary of a model node-llama-cpp has loaded (with or without weights) from the GGUF at `path`. */
 export function vocabularyOf(model: LlamaModel, path: string): Vocabulary {
   const { prefix, suffix, middle } = model.tokens.infill;
   const bos = model.tokens.bos;
   const scan = scanTokens(model);
-  const thread = new PromptThread(path);
+  const threads = { large: new PromptThread(path), bulk: new PromptThread(path) };
   const tokenizeInline = (pieces: readonly PromptPiece[]) =>
     pieces.flatMap((piece) => (typeof piece === "number" ? [piece] : model.tokenize(piece, false)));
   return {
     tokenize: (text, special) => model.tokenize(text, special),
     tokenizePrompt: async (pieces) => {
       const chars = pieces.reduce<number>((sum, piece) => sum + (typeof piece === "number" ? 0 : piece.length), 0);
-      return chars <= INLINE_PROMPT_CHARS ? tokenizeInline(pieces) : thread.tokenize(pieces);
+      if (chars <= INLINE_PROMPT_CHARS) return tokenizeInline(pieces);
+      return (chars > BULK_PROMPT_CHARS ? threads.bulk : threads.large).tokenize(pieces);
     },
     renderPrompt: async (prepared) => {
       if (prepared.items <= INLINE_RENDER_ITEMS) return renderPrepared(prepared);
+      const thread = prepared.items > BULK_RENDER_ITEMS ? threads.bulk : threads.large;
       const rendered = await thread.render(prepared.source, prepared.context);
       if ("rejected" in rendered) throw templateRejected(rendered.rejected);
       return rendered.text + prepared.prefill;
@@ -75,7 +83,9 @@ export function vocabularyOf(model: LlamaModel, path: string): Vocabulary {
     maxTokenBytes: scan.maxTokenBytes,
     prependBos: model.tokens.shouldPrependBosToken && bos != null ? bos : undefined,
     infill: prefix != null && suffix != null && middle != null ? { prefix, suffix, middle } : undefined,
-    close: () => thread.dispose(),
+    close: async () => {
+      await Promise.all([threads.large.dispose(), threads.bulk.dispose()]);
+    },
   };
 }
 
