@@ -43,7 +43,11 @@ export function toEngineError(error: unknown, fallback: EngineErrorCode = "inter
   return new EngineError(fallback, message, {}, { cause: error });
 }
 
-/** The context-overflow error, worded as Claude Code's compaction logic expects. */
-export function contextOverflow(promptTokens: number, contextSize: number): EngineError {
-  return new EngineError("context_overflow", `prompt is too long: ${promptTokens} tokens > ${contextSize} maximum`, { promptTokens, contextSize });
+/**
+ * The context-overflow error, worded as Claude Code's compaction logic expects. `atLeast`: the prompt was refused
+ * before tokenizing, on a lower bound of its tokens.
+ */
+export function contextOverflow(promptTokens: number, contextSize: number, options: { atLeast?: boolean } = {}): EngineError {
+  const count = options.atLeast ? `at least ${promptTokens}` : `${promptTokens}`;
+  return new EngineError("context_overflow", `prompt is too long: ${count} tokens > ${contextSize} maximum`, { promptTokens, contextSize, ...options });
 }

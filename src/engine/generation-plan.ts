@@ -6,8 +6,9 @@
 import { contextOverflow, EngineError } from "./errors.js";
 import type { ChatRequest, CompletionRequest, SamplingOptions } from "./messages.js";
 import type { ToolParsing } from "./text/output-assembler.js";
-import { renderChatPrompt } from "./text/render-prompt.js";
+import { prepareChatPrompt } from "./text/render-prompt.js";
 import { responseFormatGrammar, toolCallGrammar } from "./text/grammar.js";
+import type { PromptPiece } from "./text/control-text.js";
 import type { Vocabulary } from "./text/vocabulary.js";
 
 export interface GenerationPlan {
@@ -34,8 +35,10 @@ export interface PlanTarget {
   noGrammarBackend?: string;
 }
 
-export function planChat(target: PlanTarget, request: ChatRequest): GenerationPlan {
-  const prompt = tokenizeChat(target, request);
+export async function planChat(target: PlanTarget, request: ChatRequest): Promise<GenerationPlan> {
+  const pieces = await splitChat(target, request);
+  rejectUnfit(target, pieces);
+  const prompt = await target.vocabulary.tokenizePrompt(pieces);
   const toolsOn = (request.tools?.length ?? 0) > 0 && request.toolChoice?.type !== "none";
   const choice = request.toolChoice ?? { type: "auto" as const };
   const toolGrammar = toolsOn ? toolCallGrammar(request.tools ?? [], choice) : undefined;
@@ -52,8 +55,8 @@ export function planChat(target: PlanTarget, request: ChatRequest): GenerationPl
   };
 }
 
-export function planCompletion(target: PlanTarget, request: CompletionRequest): GenerationPlan {
-  const prompt = request.suffix === undefined ? tokenizeRaw(target.vocabulary, request.prompt) : tokenizeInfill(target, request.prompt, request.suffix);
+export async function planCompletion(target: PlanTarget, request: CompletionRequest): Promise<GenerationPlan> {
+  const prompt = request.suffix === undefined ? await tokenizeRaw(target, request.prompt) : await tokenizeInfill(target, request.prompt, request.suffix);
   if (prompt.length === 0) throw new EngineError("invalid_request", "prompt: must not be empty", { param: "prompt" });
   return { ...basePlan(target, prompt, request), logprobs: request.logprobs };
 }
@@ -70,24 +73,49 @@ function basePlan(target: PlanTarget, prompt: number[], request: Pick<ChatReques
 }
 
 /** The rendered prompt's tokens: what `start.inputTokens` reports for the same request. */
-export function tokenizeChat(target: PlanTarget, request: ChatRequest): number[] {
+export async function tokenizeChat(target: PlanTarget, request: ChatRequest): Promise<number[]> {
+  return target.vocabulary.tokenizePrompt(await splitChat(target, request));
+}
+
+/**
+ * The rendered prompt in pieces: the template's markup as control tokens, the client's text (quoted before rendering)
+ * as plain text, so a client's `<|im_end|>` is text, never a turn marker.
+ */
+async function splitChat(target: PlanTarget, request: ChatRequest): Promise<PromptPiece[]> {
   rejectImages(target, request);
-  return target.vocabulary.tokenize(renderChatPrompt(request, target.vocabulary.template), true);
+  const { template, controlText } = target.vocabulary;
+  return controlText.splitPrompt(await target.vocabulary.renderPrompt(prepareChatPrompt(request, template, controlText.quote)));
+}
+
+/**
+ * Refuses, before tokenizing, a prompt that cannot fit however it tokenizes: each control token is one token and
+ * each plain piece of n bytes at least n / maxTokenBytes tokens.
+ */
+function rejectUnfit(target: PlanTarget, pieces: readonly PromptPiece[]): void {
+  const { maxTokenBytes } = target.vocabulary;
+  if (!maxTokenBytes) return;
+  const atLeast = pieces.reduce<number>((sum, piece) => sum + (typeof piece === "number" ? 1 : Math.ceil(Buffer.byteLength(piece) / maxTokenBytes)), 0);
+  if (atLeast + 1 > target.ctxSize) throw contextOverflow(atLeast, target.ctxSize, { atLeast: true });
 }
 
 /** The raw prompt as-is (special tokens recognised), with BOS in front when the model expects one. */
-function tokenizeRaw(vocabulary: Vocabulary, text: string): number[] {
-  const tokens = vocabulary.tokenize(text, true);
-  const bos = vocabulary.prependBos;
+async function tokenizeRaw(target: PlanTarget, text: string): Promise<number[]> {
+  const tokens = await tokenizeSpecial(target.vocabulary, text);
+  const bos = target.vocabulary.prependBos;
   return bos !== undefined && tokens[0] !== bos ? [bos, ...tokens] : tokens;
 }
 
 /** Fill-in-the-middle in prefix-suffix-middle order, as llama.cpp's server builds it. */
-function tokenizeInfill(target: PlanTarget, prefix: string, suffix: string): number[] {
+async function tokenizeInfill(target: PlanTarget, prefix: string, suffix: string): Promise<number[]> {
   const markers = target.vocabulary.infill;
   if (!markers) throw new EngineError("invalid_request", `suffix: model ${target.modelId} does not support fill-in-the-middle`, { param: "suffix" });
-  const { tokenize } = target.vocabulary;
-  return [markers.prefix, ...tokenize(prefix, true), markers.suffix, ...tokenize(suffix, true), markers.middle];
+  const [before, after] = [await tokenizeSpecial(target.vocabulary, prefix), await tokenizeSpecial(target.vocabulary, suffix)];
+  return [markers.prefix, ...before, markers.suffix, ...after, markers.middle];
+}
+
+/** A raw prompt with its control-token texts recognised (a completion prompt is the client's own markup). */
+function tokenizeSpecial(vocabulary: Vocabulary, text: string): Promise<number[]> {
+  return vocabulary.tokenizePrompt(vocabulary.controlText.splitPrompt(text));
 }
 
 /** Refuses a prompt that leaves no room to generate; clamps the output budget to the context left. */

@@ -12,6 +12,7 @@ import { anthropicSurface } from "./anthropic/surface.js";
 import { ANONYMOUS, createAuthenticator } from "./authenticate.js";
 import { decodePathParam, matchCanonicalPath } from "./canonical-path.js";
 import type { Principal, RequestContext, ResponseRecord, RouteDef, ServerFeatures, Surface } from "./context.js";
+import { DEFAULT_INPUT_LIMITS, withInputLimits, type InputLimits } from "./input-limits.js";
 import { createModelRoutes } from "./models-route.js";
 import { openaiSurface } from "./openai/surface.js";
 import { DEFAULT_BODY_LIMIT, readJsonBody } from "./read-json-body.js";
@@ -27,6 +28,8 @@ export interface ServerOptions {
   surfaces?: Surface[];
   /** Request body limit in bytes (default 32 MB). */
   maxBodyBytes?: number;
+  /** Caps on messages and content blocks per request (default {@link DEFAULT_INPUT_LIMITS}). */
+  inputLimits?: InputLimits;
   /** Server-side cap on generated tokens per request, whatever the client asks (e.g. Claude Code's 32000). */
   maxOutputTokens?: number;
   /** Called once per finished request, after `features.onResponse` (request logging). */
@@ -143,7 +146,7 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
   }
 
   function wrapEngine(engine: Engine, principal: Principal, requestId: string): Engine {
-    const capped = withOutputCap(engine, options.maxOutputTokens);
+    const capped = withInputLimits(withOutputCap(engine, options.maxOutputTokens), options.inputLimits ?? DEFAULT_INPUT_LIMITS);
     return features?.wrapEngine?.(capped, principal, requestId) ?? capped;
   }
 

@@ -50,6 +50,15 @@ describe.skipIf(!available)("the WebGPU backend in the engine", () => {
     expect(finishOf(events).usage.outputTokens).toBe(finishOf(expected).usage.outputTokens);
   });
 
+  it("reads a client's turn marker as its ten plain characters on both backends, never as a control token", async () => {
+    for (const engine of [gpu, cpu]) {
+      const clean = await engine.countTokens(userRequest("tiny", "hi"));
+      const marked = userRequest("tiny", "hi<|im_end|>", { maxTokens: 1 });
+      expect(await engine.countTokens(marked)).toBe(clean + "<|im_end|>".length);
+      expect(startOf(await readEvents(engine.generate(marked))).inputTokens).toBe(clean + "<|im_end|>".length);
+    }
+  });
+
   it("decodes several sequences at once, each giving what it gives alone", async () => {
     const prompts = ["one", "two words", "three little words"].map((text) => userRequest("tiny", text, { maxTokens: 6 }));
     const alone = [];

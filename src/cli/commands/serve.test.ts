@@ -31,6 +31,11 @@ describe("resolveSettings", () => {
     expect(overridden.models).toEqual([{ kind: "local", name: "tiny", source: "/m/t.gguf", aliases: [] }]);
   });
 
+  it("maps the request caps: defaults, and --max-messages, --max-blocks and --max-body (MB)", () => {
+    expect(resolveSettings(noFlags, {})).toMatchObject({ inputLimits: { maxMessages: 10_000, maxBlocks: 50_000 }, maxBodyBytes: 32 * 1024 * 1024 });
+    expect(resolveSettings({ ...noFlags, maxMessages: 5, maxBlocks: 7, maxBody: 2 }, {})).toMatchObject({ inputLimits: { maxMessages: 5, maxBlocks: 7 }, maxBodyBytes: 2 * 1024 * 1024 });
+  });
+
   it("turns auth off with --no-auth or the file's noAuth, dropping every key", () => {
     const config = writeConfig({ noAuth: true, apiKeys: ["file-key"] });
     expect(resolveSettings({ ...noFlags, config }, { KILN_API_KEY: "k" })).toMatchObject({ auth: false, apiKeys: [] });

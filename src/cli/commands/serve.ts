@@ -2,6 +2,8 @@ import { InvalidArgumentError, type Command } from "commander";
 import type { Engine } from "../../engine/engine-types.js";
 import type { ListeningServer } from "../../server/app.js";
 import type { ServerFeatures } from "../../server/context.js";
+import { DEFAULT_INPUT_LIMITS, type InputLimits } from "../../server/input-limits.js";
+import { DEFAULT_BODY_LIMIT } from "../../server/read-json-body.js";
 import type { TeamFeatures } from "../../team/team-features.js";
 import { LOG_LEVELS, type LogLevel } from "../../team/request-logger.js";
 import { UsageError } from "../report-error.js";
@@ -19,6 +21,10 @@ export interface ServeFlags extends Omit<ModelFlags, "model"> {
   parallel?: number;
   queue?: number;
   maxOutputTokens?: number;
+  /** Request caps: messages, content blocks, body size in MB. */
+  maxMessages?: number;
+  maxBlocks?: number;
+  maxBody?: number;
   logLevel?: LogLevel;
   /** Log prompts and outputs with each request. */
   logBodies?: boolean;
@@ -41,6 +47,8 @@ interface ServeSettings {
   threads?: number;
   backend?: "llama-cpp" | "webgpu";
   maxOutputTokens?: number;
+  inputLimits: InputLimits;
+  maxBodyBytes: number;
   logLevel: LogLevel;
   logBodies: boolean;
   prefixCache: boolean;
@@ -69,6 +77,9 @@ export function registerServe(program: Command): void {
     .option("--parallel <n>", "requests decoded at once per model (default 4)", parseNumberIn(1, 256, true))
     .option("--queue <n>", "requests that may wait per model before new ones are refused (default 64)", parseNumberIn(0, 100_000, true))
     .option("--max-output-tokens <n>", "cap on generated tokens per request, whatever the client asks", parseNumberIn(1, 1_048_576, true))
+    .option("--max-messages <n>", `messages per request; more are refused with a 400 before any work (default ${DEFAULT_INPUT_LIMITS.maxMessages})`, parseNumberIn(1, 10_000_000, true))
+    .option("--max-blocks <n>", `content blocks (message parts and tools) per request (default ${DEFAULT_INPUT_LIMITS.maxBlocks})`, parseNumberIn(1, 10_000_000, true))
+    .option("--max-body <MB>", `request body size in MB; larger bodies get a 413 (default ${DEFAULT_BODY_LIMIT / 1024 / 1024})`, parseNumberIn(1, 4096, true))
     .option("--log-level <level>", `${LOG_LEVELS.join(" | ")} (info: one line per request; default info)`, parseLogLevel)
     .option("--log-bodies", "log prompts and outputs with each request (off by default: they may be private)")
     .option("--drain-timeout <seconds>", "on SIGINT/SIGTERM, how long in-flight requests may take to finish", parseNumberIn(0, 86_400, false), 30)
@@ -115,6 +126,8 @@ export function resolveSettings(flags: ServeFlags, env = process.env): ServeSett
     threads: flags.threads ?? file.threads,
     backend: flags.backend ?? file.backend,
     maxOutputTokens: flags.maxOutputTokens ?? file.maxOutputTokens,
+    inputLimits: { maxMessages: flags.maxMessages ?? DEFAULT_INPUT_LIMITS.maxMessages, maxBlocks: flags.maxBlocks ?? DEFAULT_INPUT_LIMITS.maxBlocks },
+    maxBodyBytes: flags.maxBody ? flags.maxBody * 1024 * 1024 : DEFAULT_BODY_LIMIT,
     logLevel: flags.logLevel ?? file.logLevel ?? "info",
     logBodies: flags.logBodies ?? false,
     prefixCache: flags.prefixCache,
@@ -140,6 +153,8 @@ async function serve(flags: ServeFlags): Promise<void> {
   const server = await createServer(engine, {
     apiKeys: settings.apiKeys,
     maxOutputTokens: settings.maxOutputTokens,
+    inputLimits: settings.inputLimits,
+    maxBodyBytes: settings.maxBodyBytes,
     features: serverFeatures(features, settings),
   }).listen({ host: settings.host, port: settings.port });
   log(`kiln listening on ${server.url} (loading models…)`);

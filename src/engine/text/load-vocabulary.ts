@@ -16,7 +16,8 @@ export async function loadVocabulary(path: string): Promise<LoadedVocabulary> {
     // CPU build, prebuilt binaries only: nothing here computes, so no GPU is probed.
     const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
     const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
-    return { vocabulary: vocabularyOf(model), dispose: () => model.dispose() };
+    const vocabulary = vocabularyOf(model, path);
+    return { vocabulary, dispose: async () => { await vocabulary.close(); await model.dispose(); } };
   } catch (error) {
     const cause = error instanceof Error ? error.message : String(error);
     throw new EngineError("backend_failure", `cannot read the vocabulary of ${path}: ${cause}`, { path }, { cause: error });

@@ -25,19 +25,38 @@ export const CHATML_TEMPLATE =
 
 const compiled = new Map<string, Template>();
 
+/** A conversation ready for its template: the template source that compiles, and what the template sees. */
+export interface PreparedPrompt {
+  source: string;
+  context: Record<string, unknown>;
+  /** Text after the rendered template: the final assistant message, which generation continues. */
+  prefill: string;
+  /** Template messages plus tools: how much work rendering is. */
+  items: number;
+}
+
 /**
  * The whole conversation as prompt text, ending with the generation prompt. A final assistant message is a
  * prefill: the prompt ends with its text, so generation continues it. Deterministic: a conversation that grows
  * by whole messages renders to a string that extends the previous rendering.
  */
-export function renderChatPrompt(request: ChatRequest, template: PromptTemplate): string {
-  const { source, compiledTemplate } = compileTemplate(template.source);
+export function renderChatPrompt(request: ChatRequest, template: PromptTemplate, quote?: (text: string) => string): string {
+  return renderPrepared(prepareChatPrompt(request, template, quote));
+}
+
+/**
+ * Everything before running the template. `quote` is applied to every string the client supplied (message and
+ * system text, tool calls and results, tool schemas) before the template sees it.
+ */
+export function prepareChatPrompt(request: ChatRequest, template: PromptTemplate, quote: (text: string) => string = (text) => text): PreparedPrompt {
+  const { source } = compileTemplate(template.source);
   const tools = request.toolChoice?.type === "none" ? [] : (request.tools ?? []);
   const templateHandlesTools = source.includes("tools");
   const messages = toTemplateMessages(request, {
     toolsText: tools.length > 0 && !templateHandlesTools ? describeTools(tools, request.toolChoice) : undefined,
     toolRole: /["']tool["']/.test(source),
   });
+  for (const message of messages) message.content = quote(message.content);
   const prefill = request.messages.at(-1)?.role === "assistant" ? messages.pop() : undefined;
   const context: Record<string, unknown> = {
     messages,
@@ -45,8 +64,19 @@ export function renderChatPrompt(request: ChatRequest, template: PromptTemplate)
     bos_token: template.bosToken ?? "",
     eos_token: template.eosToken ?? "",
   };
-  if (tools.length > 0 && templateHandlesTools) context.tools = tools.map(toFunctionSpec);
-  return renderTemplate(compiledTemplate, context) + (prefill?.content ?? "");
+  // Quoting the JSON text quotes every key and string of the schemas at once; escapes are valid inside JSON strings.
+  if (tools.length > 0 && templateHandlesTools) context.tools = JSON.parse(quote(JSON.stringify(tools.map(toFunctionSpec))));
+  return { source, context, prefill: prefill?.content ?? "", items: messages.length + tools.length };
+}
+
+/** Runs a prepared prompt's template in place. */
+export function renderPrepared(prepared: PreparedPrompt): string {
+  return renderTemplate(compileTemplate(prepared.source).compiledTemplate, prepared.context) + prepared.prefill;
+}
+
+/** A template's refusal of a conversation (raise_exception) is the request's fault. */
+export function templateRejected(reason: string): EngineError {
+  return new EngineError("invalid_request", `The model's chat template rejected the conversation: ${reason}`, { param: "messages" });
 }
 
 /** Compiles (once per source) the template, falling back to ChatML when there is none or it does not parse. */
@@ -71,7 +101,6 @@ function renderTemplate(template: Template, context: Record<string, unknown>): s
   try {
     return template.render(context);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new EngineError("invalid_request", `The model's chat template rejected the conversation: ${reason}`, { param: "messages" });
+    throw templateRejected(error instanceof Error ? error.message : String(error));
   }
 }

@@ -1,31 +1,77 @@
 /**
  * The tokenizer side of a model, as every local backend needs it: text ↔ token ids, the chat template and the
- * special tokens. The llama.cpp backend adapts its loaded model; other backends load the vocabulary alone (no
- * weights) through node-llama-cpp, so token ids, counts and prefix matching agree across backends.
+ * special tokens, and prompt rendering and tokenizing that moves to worker threads when it is large. The llama.cpp
+ * backend adapts its loaded model; other backends load the vocabulary alone (no weights) through node-llama-cpp, so
+ * token ids, counts and prefix matching agree across backends.
  */
 import type { LlamaModel, Token } from "node-llama-cpp";
-import type { PromptTemplate } from "./render-prompt.js";
+import { createControlText, type ControlText, type ControlToken, type PromptPiece } from "./control-text.js";
+import { PromptThread } from "./prompt-thread.js";
+import { renderPrepared, templateRejected, type PreparedPrompt, type PromptTemplate } from "./render-prompt.js";
 
 export interface Vocabulary {
   /** Text to ids; `special` recognises special-token text such as `<|im_end|>`. */
   tokenize(text: string, special: boolean): number[];
+  /**
+   * A split prompt to ids: plain pieces with special tokens off, ids as they are. Large prompts are tokenized on
+   * worker threads so the event loop stays free.
+   */
+  tokenizePrompt(pieces: readonly PromptPiece[]): Promise<number[]>;
+  /** Runs a prepared chat template; conversations of many messages are rendered on a worker thread. */
+  renderPrompt(prepared: PreparedPrompt): Promise<string>;
   /** Ids to text; `context` are the ids just before, so leading-space rules see what came earlier. */
   detokenize(tokens: readonly number[], special: boolean, context?: readonly number[]): string;
   /** True for end-of-generation ids (EOS, EOT, `<|im_end|>`…). */
   isEog(token: number): boolean;
   readonly template: PromptTemplate;
+  /** Quoting of client text and splitting of rendered prompts at the template's control tokens. */
+  readonly controlText: ControlText;
+  /**
+   * The most bytes of text one token stands for, when every byte of any text is covered by some token (byte-level
+   * BPE, or byte fallback): then a text of n bytes needs at least n / maxTokenBytes tokens.
+   */
+  readonly maxTokenBytes?: number;
   /** BOS id, when the model has one and expects it in front of a raw prompt. */
   readonly prependBos?: number;
   /** Fill-in-the-middle markers, when the model has all three. */
   readonly infill?: { prefix: number; suffix: number; middle: number };
+  /** Stops the prompt threads that were started. */
+  close(): Promise<void>;
 }
 
-/** The vocabulary of a model node-llama-cpp has loaded (with or without weights). */
-export function vocabularyOf(model: LlamaModel): Vocabulary {
+/** Prompts up to this many characters are tokenized in place (tens of milliseconds at most). */
+const INLINE_PROMPT_CHARS = 64 * 1024;
+/** Conversations up to this many template messages and tools are rendered in place (about 20 ms at most). */
+const INLINE_RENDER_ITEMS = 256;
+/**
+ * Work beyond these (seconds of it) goes to a second thread, so an enormous request queues only behind other
+ * enormous ones, never in front of an agent's ordinary long prompt.
+ */
+const BULK_PROMPT_CHARS = 1024 * 1024;
+const BULK_RENDER_ITEMS = 4096;
+
+/** The vocabulary of a model node-llama-cpp has loaded (with or without weights) from the GGUF at `path`. */
+export function vocabularyOf(model: LlamaModel, path: string): Vocabulary {
   const { prefix, suffix, middle } = model.tokens.infill;
   const bos = model.tokens.bos;
+  const scan = scanTokens(model);
+  const threads = { large: new PromptThread(path), bulk: new PromptThread(path) };
+  const tokenizeInline = (pieces: readonly PromptPiece[]) =>
+    pieces.flatMap((piece) => (typeof piece === "number" ? [piece] : model.tokenize(piece, false)));
   return {
     tokenize: (text, special) => model.tokenize(text, special),
+    tokenizePrompt: async (pieces) => {
+      const chars = pieces.reduce<number>((sum, piece) => sum + (typeof piece === "number" ? 0 : piece.length), 0);
+      if (chars <= INLINE_PROMPT_CHARS) return tokenizeInline(pieces);
+      return (chars > BULK_PROMPT_CHARS ? threads.bulk : threads.large).tokenize(pieces);
+    },
+    renderPrompt: async (prepared) => {
+      if (prepared.items <= INLINE_RENDER_ITEMS) return renderPrepared(prepared);
+      const thread = prepared.items > BULK_RENDER_ITEMS ? threads.bulk : threads.large;
+      const rendered = await thread.render(prepared.source, prepared.context);
+      if ("rejected" in rendered) throw templateRejected(rendered.rejected);
+      return rendered.text + prepared.prefill;
+    },
     detokenize: (tokens, special, context) => model.detokenize(tokens as Token[], special, context as Token[] | undefined),
     isEog: (token) => model.isEogToken(token as Token),
     template: {
@@ -33,7 +79,32 @@ export function vocabularyOf(model: LlamaModel): Vocabulary {
       bosToken: model.tokens.bosString ?? undefined,
       eosToken: model.tokens.eosString ?? undefined,
     },
+    controlText: createControlText(scan.controls),
+    maxTokenBytes: scan.maxTokenBytes,
     prependBos: model.tokens.shouldPrependBosToken && bos != null ? bos : undefined,
     infill: prefix != null && suffix != null && middle != null ? { prefix, suffix, middle } : undefined,
+    close: async () => {
+      await Promise.all([threads.large.dispose(), threads.bulk.dispose()]);
+    },
   };
+}
+
+/**
+ * One pass over the vocabulary: the control tokens (the ones llama.cpp parses only with special tokens on), and
+ * the longest token text in bytes when the vocabulary covers every byte.
+ */
+function scanTokens(model: LlamaModel): { controls: ControlToken[]; maxTokenBytes?: number } {
+  const controls: ControlToken[] = [];
+  let maxTokenBytes = 0;
+  let byteTokens = false;
+  for (const token of model.iterateAllTokens()) {
+    const attributes = model.getTokenAttributes(token);
+    const text = model.detokenize([token], true);
+    if (attributes.control || attributes.unknown) {
+      controls.push({ id: token, text, lstrip: attributes.lstrip, rstrip: attributes.rstrip });
+    } else maxTokenBytes = Math.max(maxTokenBytes, Buffer.byteLength(text));
+    byteTokens ||= attributes.byte;
+  }
+  const byteLevel = model.fileInfo.metadata.tokenizer?.ggml?.model === "gpt2";
+  return { controls, maxTokenBytes: byteLevel || byteTokens ? maxTokenBytes : undefined };
 }

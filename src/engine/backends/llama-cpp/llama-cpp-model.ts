@@ -107,25 +107,26 @@ export class LlamaCppModel implements LoadedModel {
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
     const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier();
-    const vocabulary = vocabularyOf(model);
+    const vocabulary = vocabularyOf(model, options.path);
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }
 
   async *generate(request: ChatRequest, options: GenerateOptions = {}): AsyncGenerator<GenerationEvent> {
-    yield* runGeneration(this.runtime, planChat(this.target, request), options.signal);
+    yield* runGeneration(this.runtime, await planChat(this.target, request), options.signal);
   }
 
   async *complete(request: CompletionRequest, options: GenerateOptions = {}): AsyncGenerator<GenerationEvent> {
-    yield* runGeneration(this.runtime, planCompletion(this.target, request), options.signal);
+    yield* runGeneration(this.runtime, await planCompletion(this.target, request), options.signal);
   }
 
   async countTokens(request: ChatRequest): Promise<number> {
-    return tokenizeChat(this.target, request).length;
+    return (await tokenizeChat(this.target, request)).length;
   }
 
   async dispose(): Promise<void> {
     await this.context.dispose();
+    await this.target.vocabulary.close();
     this.threadPool?.release();
     await this.model.dispose();
   }

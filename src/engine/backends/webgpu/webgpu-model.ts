@@ -102,7 +102,7 @@ export class WebGpuModel implements LoadedModel {
   }
 
   async countTokens(request: ChatRequest): Promise<number> {
-    return tokenizeChat(this.target, request).length;
+    return (await tokenizeChat(this.target, request)).length;
   }
 
   async dispose(): Promise<void> {
@@ -112,7 +112,7 @@ export class WebGpuModel implements LoadedModel {
   }
 
   private async *run(makePlan: () => ReturnType<typeof planChat>, options: GenerateOptions): AsyncGenerator<GenerationEvent> {
-    const plan = makePlan();
+    const plan = await makePlan();
     const { session, release } = this.pool.acquire(plan.prompt);
     try {
       yield* runWebGpuGeneration(session, plan, { vocabulary: this.vocabulary.vocabulary, ids: this.ids }, options.signal);

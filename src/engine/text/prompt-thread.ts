@@ -1,0 +1,118 @@
+/**
+ * Renders and tokenizes large prompts on a worker thread, so the chat template (about a millisecond per ten
+ * messages) and llama.cpp's synchronous tokenizer (about a second per megabyte on a small CPU) never hold the event
+ * loop. The worker has its own vocabulary-only copy of the model, is started on first use, runs one job at a time,
+ * and does not keep the process alive.
+ */
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { PromptPiece } from "./control-text.js";
+
+/**
+ * The worker's code, inline so that it runs the same from src/ under vitest and from dist/: it renders a template
+ * with @huggingface/jinja, or tokenizes plain text with special tokens off, passing control token ids through.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { Template } = require(workerData.jinja);
+const templates = new Map();
+let loading;
+const loadModel = () => loading ??= import(workerData.library).then(async ({ getLlama, LlamaLogLevel }) => {
+  const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
+  return llama.loadModel({ modelPath: workerData.path, vocabOnly: true });
+});
+async function tokenize(pieces) {
+  const model = await loadModel();
+  const ids = [];
+  for (const piece of pieces) {
+    if (typeof piece === "number") ids.push(piece);
+    else for (const token of model.tokenize(piece, false)) ids.push(token);
+  }
+  return Uint32Array.from(ids);
+}
+function render(source, context) {
+  if (!templates.has(source)) templates.set(source, new Template(source));
+  try {
+    return { text: templates.get(source).render(context) };
+  } catch (error) {
+    return { rejected: String(error && error.message ? error.message : error) };
+  }
+}
+parentPort.on("message", async ({ id, pieces, source, context }) => {
+  try {
+    if (pieces) {
+      const tokens = await tokenize(pieces);
+      parentPort.postMessage({ id, tokens }, [tokens.buffer]);
+    } else parentPort.postMessage({ id, ...render(source, context) });
+  } catch (error) {
+    parentPort.postMessage({ id, error: String(error && error.message ? error.message : error) });
+  }
+});
+`;
+
+/** What the worker answers: tokens, a rendered text, a template's refusal, or a failure. */
+interface Reply { id: number; tokens?: Uint32Array; text?: string; rejected?: string; error?: string }
+
+interface Pending { resolve(reply: Reply): void; reject(error: Error): void }
+
+/** A lazily started worker that renders and tokenizes prompts for one GGUF file. */
+export class PromptThread {
+  private worker?: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+
+  constructor(private readonly modelPath: string) {}
+
+  /** The pieces' token ids, exactly as `tokenize(piece, false)` on the model gives them, in order. */
+  async tokenize(pieces: readonly PromptPiece[]): Promise<number[]> {
+    const { tokens } = await this.ask({ pieces });
+    return Array.from(tokens ?? []);
+  }
+
+  /** The template run on `context`; `{ rejected }` when the template refused it (raise_exception). */
+  async render(source: string, context: Record<string, unknown>): Promise<{ text: string } | { rejected: string }> {
+    const { text, rejected } = await this.ask({ source, context });
+    return rejected === undefined ? { text: text ?? "" } : { rejected };
+  }
+
+  async dispose(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private ask(job: object): Promise<Reply> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.start().postMessage({ id, ...job });
+    });
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const require = createRequire(import.meta.url);
+    const workerData = { library: pathToFileURL(require.resolve("node-llama-cpp")).href, jinja: require.resolve("@huggingface/jinja"), path: this.modelPath };
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
+    worker.unref();
+    worker.on("message", (reply: Reply) => {
+      const job = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if (reply.error === undefined) job?.resolve(reply);
+      else job?.reject(new Error(`the prompt thread failed: ${reply.error}`));
+    });
+    worker.on("error", (error) => this.failAll(error));
+    worker.on("exit", () => {
+      if (this.worker === worker) this.worker = undefined;
+      this.failAll(new Error("the prompt thread stopped"));
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(error: Error): void {
+    for (const job of this.pending.values()) job.reject(error);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * Huge inputs against a real server with the real default model: caps on messages, content blocks and body size
+ * refuse them before any work, in each surface's shape; a prompt that cannot fit the context is refused before it
+ * is tokenized; and an enormous token count does not hold the event loop, so /health answers while it runs.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEngine, type Engine } from "../../src/engine/index.js";
+import { createServer, type ListeningServer } from "../../src/server/app.js";
+import { realModelPath, testThreads } from "../helpers/real-model.js";
+import { TEST_MODEL } from "../helpers/server.js";
+
+const user = (content: string) => ({ role: "user" as const, content });
+/** `count` alternating turns ending with a user turn. */
+const turns = (count: number) => Array.from({ length: count }, (_, i) => ({ role: i % 2 === 0 ? ("user" as const) : ("assistant" as const), content: `turn ${i}` }));
+
+let engine: Engine;
+let server: ListeningServer;
+/** The same engine behind the default caps. */
+let roomy: ListeningServer;
+let anthropic: Anthropic;
+let openai: OpenAI;
+/** Token counts the engine has started and finished (the engine is the real one, observed). */
+const counting = { started: 0, finished: 0, onStart: () => {} };
+
+beforeAll(async () => {
+  engine = await createEngine({ models: [{ id: TEST_MODEL, path: realModelPath() }], parallel: 1, ctxSize: 2048, threads: testThreads() });
+  const observed: Engine = {
+    ...engine,
+    countTokens: async (request) => {
+      counting.started++;
+      counting.onStart();
+      const tokens = await engine.countTokens(request);
+      counting.finished++;
+      return tokens;
+    },
+  };
+  const limits = { inputLimits: { maxMessages: 9, maxBlocks: 12 }, maxBodyBytes: 8 * 1024 * 1024 };
+  server = await createServer(observed, limits).listen({ host: "127.0.0.1", port: 0 });
+  roomy = await createServer(observed).listen({ host: "127.0.0.1", port: 0 });
+  anthropic = new Anthropic({ apiKey: "unused", baseURL: server.url, maxRetries: 0 });
+  openai = new OpenAI({ apiKey: "unused", baseURL: `${server.url}/v1`, maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await roomy?.close();
+  await engine?.close();
+});
+
+describe("caps on a request's size", () => {
+  it("refuse too many messages with a 400 naming the limit, on every chat endpoint", async () => {
+    const messages = turns(11);
+    const refusals = await Promise.all([
+      anthropic.messages.create({ model: TEST_MODEL, max_tokens: 2, messages }).catch((e) => e),
+      anthropic.messages.countTokens({ model: TEST_MODEL, messages }).catch((e) => e),
+      openai.chat.completions.create({ model: TEST_MODEL, max_tokens: 2, messages }).catch((e) => e),
+      openai.responses.create({ model: TEST_MODEL, max_output_tokens: 16, input: messages }).catch((e) => e),
+    ]);
+    for (const refusal of refusals) {
+      expect(refusal.status).toBe(400);
+      expect(refusal.message).toMatch(/messages: 11 messages exceed this server's limit of 9/);
+    }
+    expect(refusals[0]).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(refusals[2]).toBeInstanceOf(OpenAI.BadRequestError);
+  });
+
+  it("refuse too many content blocks (parts and tools) with a 400 naming the limit", async () => {
+    const content = Array.from({ length: 13 }, (_, i) => ({ type: "text" as const, text: `part ${i}` }));
+    const refusal = await anthropic.messages.countTokens({ model: TEST_MODEL, messages: [{ role: "user", content }] }).catch((e) => e);
+    expect(refusal).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(refusal.message).toMatch(/13 content blocks \(message parts and tools\) exceed this server's limit of 12/);
+    const tools = Array.from({ length: 12 }, (_, i) => ({ type: "function" as const, function: { name: `tool_${i}`, parameters: { type: "object" } } }));
+    const withTools = await openai.chat.completions.create({ model: TEST_MODEL, max_tokens: 2, messages: [user("hi")], tools }).catch((e) => e);
+    expect(withTools).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(withTools.message).toMatch(/13 content blocks/);
+  });
+
+  it("refuse a body over the configured size with a 413 in each surface's shape", async () => {
+    const big = "x".repeat(9 * 1024 * 1024);
+    const tooLarge = await anthropic.messages.countTokens({ model: TEST_MODEL, messages: [user(big)] }).catch((e) => e);
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.error).toMatchObject({ type: "error", error: { type: "request_too_large" } });
+    const openaiTooLarge = await openai.chat.completions.create({ model: TEST_MODEL, max_tokens: 2, messages: [user(big)] }).catch((e) => e);
+    expect(openaiTooLarge.status).toBe(413);
+    expect(openaiTooLarge.message).toMatch(/maximum allowed number of bytes \(8388608\)/);
+  });
+
+  it("serve requests within the caps", async () => {
+    const counted = await anthropic.messages.countTokens({ model: TEST_MODEL, messages: turns(9) });
+    expect(counted.input_tokens).toBeGreaterThan(9);
+  });
+});
+
+describe("prompts too large for the context", () => {
+  it("are refused on a lower bound of their tokens, before tokenizing", async () => {
+    const refusal = await anthropic.messages.create({ model: TEST_MODEL, max_tokens: 2, messages: [user("word ".repeat(200_000))] }).catch((e) => e);
+    expect(refusal).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(refusal.message).toMatch(/prompt is too long: at least \d+ tokens > 2048 maximum/);
+  });
+});
+
+/** Sends a count_tokens request and reports whether the engine had finished it when /health answered. */
+async function countWhileCheckingHealth(url: string, messages: Array<{ role: "user" | "assistant"; content: string }>) {
+  const started = new Promise<void>((resolve) => {
+    counting.onStart = resolve;
+  });
+  const before = counting.finished;
+  const client = new Anthropic({ apiKey: "unused", baseURL: url, maxRetries: 0 });
+  const big = client.messages.countTokens({ model: TEST_MODEL, messages });
+  await started;
+  const health = await fetch(`${url}/health`);
+  const finishedAtHealth = counting.finished - before;
+  expect(health.status).toBe(200);
+  const counted = await big;
+  expect(counting.finished - before).toBe(1);
+  return { finishedAtHealth, counted: counted.input_tokens };
+}
+
+describe("an enormous token count leaves the event loop free: /health answers while the count is still running", () => {
+  it("for one enormous message (tokenized on the prompt thread)", async () => {
+    const { finishedAtHealth, counted } = await countWhileCheckingHealth(roomy.url, [user("word ".repeat(1_500_000))]);
+    expect(finishedAtHealth).toBe(0);
+    expect(counted).toBeGreaterThan(1_500_000);
+  });
+
+  it("for thousands of short messages (the chat template rendered on the prompt thread)", async () => {
+    const { finishedAtHealth, counted } = await countWhileCheckingHealth(roomy.url, turns(6_001).map((turn) => ({ ...turn, content: "x" })));
+    expect(finishedAtHealth).toBe(0);
+    expect(counted).toBeGreaterThan(6_001);
+  });
+
+  it("and does not hold up an agent-sized prompt, which is counted while the enormous one still runs", async () => {
+    const started = new Promise<void>((resolve) => {
+      counting.onStart = resolve;
+    });
+    const before = counting.finished;
+    const client = new Anthropic({ apiKey: "unused", baseURL: roomy.url, maxRetries: 0 });
+    const enormous = client.messages.countTokens({ model: TEST_MODEL, messages: [user("word ".repeat(1_500_000))] });
+    await started;
+    const agentSized = await client.messages.countTokens({ model: TEST_MODEL, messages: [user("word ".repeat(40_000))] });
+    expect(counting.finished - before).toBe(1);
+    expect(agentSized.input_tokens).toBeGreaterThan(40_000);
+    await enormous;
+    expect(counting.finished - before).toBe(2);
+  });
+});
