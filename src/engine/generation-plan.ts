@@ -60,6 +60,7 @@ export function planCompletion(target: PlanTarget, request: CompletionRequest): 
 
 /** What every plan has: the prompt, the output budget left by the context, sampling and stop sequences. */
 function basePlan(target: PlanTarget, prompt: number[], request: Pick<ChatRequest, "maxTokens" | "sampling" | "stop">): GenerationPlan {
+  checkTokenIds(target, Object.keys(request.sampling?.logitBias ?? {}).map(Number), "logit_bias");
   return {
     modelId: target.modelId,
     prompt,
@@ -88,6 +89,14 @@ function tokenizeInfill(target: PlanTarget, prefix: string, suffix: string): num
   if (!markers) throw new EngineError("invalid_request", `suffix: model ${target.modelId} does not support fill-in-the-middle`, { param: "suffix" });
   const { tokenize } = target.vocabulary;
   return [markers.prefix, ...tokenize(prefix, true), markers.suffix, ...tokenize(suffix, true), markers.middle];
+}
+
+/** Token ids a client sent must exist in the vocabulary (llama.cpp aborts the process on any other). */
+export function checkTokenIds(target: PlanTarget, tokens: readonly number[], param: string): void {
+  const bad = tokens.find((token) => !Number.isInteger(token) || token < 0 || token >= target.vocabulary.size);
+  if (bad !== undefined) {
+    throw new EngineError("invalid_request", `${param}: token id ${bad} is outside the vocabulary of ${target.modelId} (0…${target.vocabulary.size - 1})`, { param });
+  }
 }
 
 /** Refuses a prompt that leaves no room to generate; clamps the output budget to the context left. */

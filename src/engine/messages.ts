@@ -50,6 +50,8 @@ export interface SamplingOptions {
   presencePenalty?: number;
   frequencyPenalty?: number;
   repeatPenalty?: number;
+  /** Token id → a bias added to its logit (OpenAI `logit_bias`, -100…100); ids are checked against the vocabulary. */
+  logitBias?: Record<number, number>;
 }
 
 /** Constrains the output: free text, any JSON object, or JSON valid against a schema (grammar-enforced). */

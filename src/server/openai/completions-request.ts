@@ -4,7 +4,7 @@
  */
 import * as v from "valibot";
 import type { CompletionRequest } from "../../engine/messages.js";
-import { optional, toSampling, toStop } from "./request.js";
+import { optional, toIncludeUsage, toSampling, toStop } from "./request.js";
 import { parseBody, positiveIntSchema, rangeSchema, samplingFields } from "./schema.js";
 
 /** OpenAI's default for a missing `max_tokens` on /v1/completions (spec §5.1, checklist 58). */
@@ -48,5 +48,5 @@ export function fromCompletionRequest(body: unknown): CompletionCall {
     maxTokens: wire.max_tokens ?? DEFAULT_COMPLETION_MAX_TOKENS,
     ...optional("logprobs", wire.logprobs ?? undefined),
   };
-  return { request, stream: wire.stream === true, includeUsage: wire.stream_options?.include_usage === true, echo: wire.echo === true };
+  return { request, stream: wire.stream === true, includeUsage: toIncludeUsage(wire), echo: wire.echo === true };
 }

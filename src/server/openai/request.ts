@@ -40,15 +40,24 @@ export function fromChatCompletionRequest(body: unknown): ChatCompletionCall {
     ...optional("maxTokens", wire.max_completion_tokens ?? wire.max_tokens ?? undefined),
     ...optional("responseFormat", toResponseFormat(wire.response_format)),
   };
-  return { request, stream: wire.stream === true, includeUsage: wire.stream_options?.include_usage === true };
+  return { request, stream: wire.stream === true, includeUsage: toIncludeUsage(wire) };
+}
+
+/** `stream_options` only makes sense on a stream: OpenAI refuses it otherwise, naming the field. */
+export function toIncludeUsage(wire: { stream?: boolean | null; stream_options?: { include_usage?: boolean | null } | null }): boolean {
+  if (wire.stream_options != null && wire.stream !== true) {
+    throw new EngineError("invalid_request", "Invalid 'stream_options': only allowed when 'stream' is true", { param: "stream_options" });
+  }
+  return wire.stream_options?.include_usage === true;
 }
 
 /** Sampling fields shared by chat and legacy completions; omitted fields stay omitted (backend defaults). */
 export function toSampling(wire: {
   temperature?: number | null; top_p?: number | null; seed?: number | null;
-  presence_penalty?: number | null; frequency_penalty?: number | null;
+  presence_penalty?: number | null; frequency_penalty?: number | null; logit_bias?: Record<string, number> | null;
 }): SamplingOptions {
   return {
+    ...optional("logitBias", wire.logit_bias && Object.keys(wire.logit_bias).length ? wire.logit_bias : undefined),
     ...optional("temperature", wire.temperature),
     ...optional("topP", wire.top_p),
     ...optional("seed", wire.seed),

@@ -5,6 +5,7 @@
 import type { ChatResult } from "../../engine/collect.js";
 import { toOpenAIFinishReason, type OpenAIFinishReason } from "./finish-reason.js";
 import { toChatUsage, type ChatUsage } from "./usage.js";
+import { toToolCallId } from "../../lib/ids.js";
 
 /** Identity of one response: the same id/created/model go on every chunk of a stream. */
 export interface ResponseMeta {
@@ -46,9 +47,9 @@ export interface ChatCompletion {
   usage: ChatUsage;
 }
 
-/** Engine tool-call ids carry no prefix; OpenAI clients expect `call_…`. */
+/** OpenAI clients expect `call_…` ids. */
 export function toCallId(id: string): string {
-  return `call_${id}`;
+  return toToolCallId("call_", id);
 }
 
 /** Builds the chat.completion body from a collected result. */

@@ -24,7 +24,9 @@ export const stopSchema = v.nullish(v.union([v.string(), v.array(v.string())]));
 export const samplingFields = {
   temperature: v.nullish(rangeSchema(0, 2)),
   top_p: v.nullish(rangeSchema(0, 1)),
-  seed: v.nullish(v.pipe(v.number(), v.integer("Expected a whole number"))),
+  // A signed 64-bit integer, as OpenAI declares it (2^63 − 1 reads back as 2^63 in a double).
+  seed: v.nullish(v.pipe(v.number(), v.integer("Expected a whole number"), v.minValue(-(2 ** 63), "Expected a 64-bit integer"), v.maxValue(2 ** 63, "Expected a 64-bit integer"))),
+  logit_bias: v.nullish(v.record(v.pipe(v.string(), v.regex(/^\d+$/, "Expected token ids as keys")), rangeSchema(-100, 100))),
   presence_penalty: v.nullish(rangeSchema(-2, 2)),
   frequency_penalty: v.nullish(rangeSchema(-2, 2)),
   stop: stopSchema,

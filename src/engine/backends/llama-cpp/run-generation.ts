@@ -60,7 +60,7 @@ async function decodeTokens(
 ): Promise<void> {
   const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, lease.reusedTokens);
   out.push(tokens.start());
-  const options = toEvaluateOptions(plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState);
+  const options = toEvaluateOptions(runtime.model, plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState);
   const wantLogprobs = (plan.logprobs ?? 0) > 0;
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";

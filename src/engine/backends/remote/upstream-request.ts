@@ -23,6 +23,7 @@ export function toUpstreamChatBody(request: ChatRequest, upstreamModel: string):
   if (sampling.seed !== undefined) body.seed = sampling.seed;
   if (sampling.presencePenalty !== undefined) body.presence_penalty = sampling.presencePenalty;
   if (sampling.frequencyPenalty !== undefined) body.frequency_penalty = sampling.frequencyPenalty;
+  if (sampling.logitBias !== undefined) body.logit_bias = sampling.logitBias;
   if (request.stop?.length) body.stop = request.stop;
   if (request.tools?.length) {
     body.tools = request.tools.map((tool) => ({

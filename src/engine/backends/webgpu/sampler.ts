@@ -16,7 +16,7 @@ export interface TokenSampler {
 
 export function createSampler(options: SamplingOptions = {}): TokenSampler {
   const temperature = options.temperature ?? SAMPLING_DEFAULTS.temperature;
-  const penalties = hasPenalties(options);
+  const penalties = hasPenalties(options) || options.logitBias !== undefined;
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
   return {
     usesGpuArgmax: temperature <= 0 && !penalties,
@@ -113,4 +113,5 @@ function applyPenalties(logits: Float32Array, recent: readonly number[], options
     logit -= count * (options.frequencyPenalty ?? 0) + (options.presencePenalty ?? 0);
     logits[token] = logit;
   }
+  for (const [token, bias] of Object.entries(options.logitBias ?? {})) logits[Number(token)]! += bias;
 }
