@@ -4,6 +4,8 @@
  * system turns); assistant tool_calls keep their order as typed parts.
  */
 import { EngineError } from "../../engine/errors.js";
+import { JsonTooDeepError, parseBoundedJson } from "../../lib/json-depth.js";
+import { tooDeep } from "../read-json-body.js";
 import type { ChatRequest, ImagePart, Message, Part, ResponseFormat, SamplingOptions, TextPart, ToolChoice, ToolSpec } from "../../engine/messages.js";
 import { chatCompletionRequestSchema, parseBody, type ChatCompletionRequestBody, type ChatContentBody, type ChatMessageBody } from "./schema.js";
 
@@ -77,8 +79,9 @@ export function toStop(stop: string | string[] | null | undefined): string[] | u
 export function parseArguments(text: string | null | undefined, param: string): unknown {
   if (text === null || text === undefined || text.trim() === "") return {};
   try {
-    return JSON.parse(text);
-  } catch {
+    return parseBoundedJson(text, param);
+  } catch (error) {
+    if (error instanceof JsonTooDeepError) throw tooDeep(error);
     throw new EngineError("invalid_request", `Invalid '${param}': the arguments are not valid JSON`, { param });
   }
 }

@@ -7,6 +7,7 @@
 import type { FinishReason, GenerationEvent, Usage } from "../../events.js";
 import { EngineError } from "../../errors.js";
 import { randomId } from "../../../lib/ids.js";
+import { JsonTooDeepError, MAX_JSON_DEPTH, parseBoundedJson } from "../../../lib/json-depth.js";
 
 interface UpstreamUsage { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null }
 interface UpstreamToolDelta { index?: number; id?: string; function?: { name?: string; arguments?: string } }
@@ -133,8 +134,9 @@ export class UpstreamEventMapper {
 function parseArguments(json: string): unknown {
   if (json.trim() === "") return {};
   try {
-    return JSON.parse(json);
-  } catch {
-    throw new EngineError("backend_failure", `upstream returned tool arguments that are not valid JSON: ${json.slice(0, 200)}`);
+    return parseBoundedJson(json);
+  } catch (error) {
+    const what = error instanceof JsonTooDeepError ? `nested deeper than ${MAX_JSON_DEPTH} levels` : "not valid JSON";
+    throw new EngineError("backend_failure", `upstream returned tool arguments that are ${what}: ${json.slice(0, 200)}`);
   }
 }
