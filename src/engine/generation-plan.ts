@@ -20,8 +20,10 @@ export interface GenerationPlan {
   /** GBNF constraining the output, and the request field it came from (for error messages). */
   grammar?: { text: string; param: string };
   tools?: ToolParsing;
-  /** Top alternatives to report per generated token (0 or undefined: none). */
+  /** Report each generated token's logprob with this many top alternatives; undefined: no logprobs. */
   logprobs?: number;
+  /** Echo the prompt in the start event: its text, and whether its tokens' logprobs are owed too. */
+  echo?: { text: string; logprobs: boolean };
 }
 
 /** The model a plan is made for. */
@@ -47,15 +49,30 @@ export function planChat(target: PlanTarget, request: ChatRequest): GenerationPl
   }
   return {
     ...basePlan(target, prompt, request),
+    logprobs: request.logprobs,
     grammar,
     tools: toolsOn ? { names: (request.tools ?? []).map((tool) => tool.name), parallel: "parallel" in choice ? choice.parallel ?? true : true } : undefined,
   };
 }
 
 export function planCompletion(target: PlanTarget, request: CompletionRequest): GenerationPlan {
-  const prompt = request.suffix === undefined ? tokenizeRaw(target.vocabulary, request.prompt) : tokenizeInfill(target, request.prompt, request.suffix);
+  const prompt = tokenizeCompletion(target, request);
   if (prompt.length === 0) throw new EngineError("invalid_request", "prompt: must not be empty", { param: "prompt" });
-  return { ...basePlan(target, prompt, request), logprobs: request.logprobs };
+  const echo = request.echo
+    ? { text: typeof request.prompt === "string" ? request.prompt : target.vocabulary.detokenize(prompt, true), logprobs: request.logprobs !== undefined }
+    : undefined;
+  return { ...basePlan(target, prompt, request), logprobs: request.logprobs, echo };
+}
+
+/** Text prompts are tokenized (FIM order with a suffix); token-id prompts are taken as sent, once checked. */
+function tokenizeCompletion(target: PlanTarget, request: CompletionRequest): number[] {
+  const { prompt, suffix } = request;
+  if (typeof prompt !== "string") {
+    if (suffix !== undefined) throw new EngineError("invalid_request", "suffix: fill-in-the-middle needs a text prompt", { param: "suffix" });
+    checkTokenIds(target, prompt, "prompt");
+    return prompt;
+  }
+  return suffix === undefined ? tokenizeRaw(target.vocabulary, prompt) : tokenizeInfill(target, prompt, suffix);
 }
 
 /** What every plan has: the prompt, the output budget left by the context, sampling and stop sequences. */

@@ -8,9 +8,11 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine/index.js";
+import { loadVocabulary, type LoadedVocabulary } from "../../src/engine/text/load-vocabulary.js";
 import { createServer, type ListeningServer } from "../../src/server/app.js";
 import { checkRecordedStreams } from "../helpers/openai-stream.js";
 import { MODEL_ID, TEST_KEY, startOpenAITestServer, type OpenAITestServer } from "../helpers/openai-server.js";
+import { realModelPath } from "../helpers/real-model.js";
 
 const RELAY = "relay";
 const ask = [{ role: "user" as const, content: "Name a colour." }];
@@ -20,8 +22,10 @@ let kiln: OpenAITestServer;
 let anthropic: Anthropic;
 let frontEngine: Engine;
 let front: ListeningServer;
+let vocabulary: LoadedVocabulary;
 
 beforeAll(async () => {
+  vocabulary = await loadVocabulary(realModelPath());
   kiln = await startOpenAITestServer();
   anthropic = new Anthropic({ apiKey: TEST_KEY, baseURL: kiln.url, maxRetries: 0 });
   frontEngine = await createEngine({ models: [], remoteModels: [{ id: RELAY, upstreamModel: MODEL_ID, replicas: [{ url: kiln.baseURL, apiKey: TEST_KEY }] }] });
@@ -33,6 +37,7 @@ afterAll(async () => {
   await front?.close();
   await frontEngine?.close();
   await kiln?.close();
+  await vocabulary?.dispose();
 });
 
 /** `levels` arrays nested in one another around `inner`. */
@@ -135,5 +140,109 @@ describe("compatibility with other servers' suites", { timeout: 400_000 }, () =>
     for (let i = 0; i < 45; i++) schema = { type: "array", items: schema };
     const format = await kiln.client.chat.completions.create({ model: MODEL_ID, messages: ask, max_tokens: 2, response_format: { type: "json_schema", json_schema: { name: "deep", schema: { type: "object", properties: { a: schema } } } } });
     expect(format.choices[0]!.message.content!.startsWith("{")).toBe(true);
+  });
+
+  it("returns real chat logprobs, streaming and not, and passes them through a relay", async () => {
+    const data = await kiln.client.chat.completions.create({ model: MODEL_ID, messages: ask, max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 2 });
+    const content = data.choices[0]!.logprobs!.content!;
+    expect(content.map((token) => token.token).join("")).toBe(data.choices[0]!.message.content);
+    expect(content).toHaveLength(data.usage!.completion_tokens);
+    for (const token of content) {
+      expect(token.logprob).toBeLessThanOrEqual(0);
+      expect(token.bytes).toEqual([...Buffer.from(token.token)]);
+      expect(token.top_logprobs).toHaveLength(2);
+      // Greedy decoding picks the most likely token: it heads the alternatives, with the same logprob.
+      expect(token.top_logprobs[0]!.token).toBe(token.token);
+      expect(token.top_logprobs[0]!.logprob).toBeCloseTo(token.logprob, 4);
+      expect(token.top_logprobs[1]!.logprob).toBeLessThanOrEqual(token.logprob);
+    }
+    expect((await kiln.client.chat.completions.create({ model: MODEL_ID, messages: ask, max_tokens: 2 })).choices[0]!.logprobs).toBeNull();
+    const stream = await kiln.client.chat.completions.create({ model: MODEL_ID, messages: ask, max_tokens: 4, temperature: 0, logprobs: true, stream: true });
+    const streamed: string[] = [];
+    for await (const chunk of stream) for (const token of chunk.choices[0]?.logprobs?.content ?? []) streamed.push(token.token);
+    expect(streamed).toEqual(content.map((token) => token.token));
+    const relayed = new OpenAI({ apiKey: "unused", baseURL: `${front.url}/v1`, maxRetries: 0 });
+    const viaRelay = await relayed.chat.completions.create({ model: RELAY, messages: ask, max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 2 });
+    expect(viaRelay.choices[0]!.logprobs!.content!.map((token) => token.token)).toEqual(content.map((token) => token.token));
+  });
+
+  it("returns Responses output_text logprobs when included, streaming and not", async () => {
+    const request = { model: MODEL_ID, input: "Name a colour.", max_output_tokens: 4, temperature: 0, include: ["message.output_text.logprobs" as const], top_logprobs: 1 };
+    const response = await kiln.client.responses.create(request);
+    const part = (response.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText;
+    expect(part.logprobs!.map((token) => token.token).join("")).toBe(part.text);
+    expect(part.logprobs!.every((token) => token.logprob <= 0 && token.top_logprobs.length === 1)).toBe(true);
+    const deltas: string[] = [];
+    for await (const event of await kiln.client.responses.create({ ...request, stream: true })) {
+      if (event.type === "response.output_text.delta") deltas.push(...event.logprobs.map((token) => token.token));
+    }
+    expect(deltas).toEqual(part.logprobs!.map((token) => token.token));
+  });
+
+  it("generates n choices from one evaluated prompt, with usage counting the prompt once", async () => {
+    const single = await kiln.client.chat.completions.create({ model: MODEL_ID, messages: ask, max_tokens: 3, temperature: 0 });
+    const before = kiln.engine.stats().cachedPromptTokens;
+    const data = await kiln.client.chat.completions.create({ model: MODEL_ID, messages: ask, max_tokens: 3, temperature: 1, seed: 7, n: 3, logprobs: true });
+    expect(data.choices.map((choice) => choice.index)).toEqual([0, 1, 2]);
+    expect(data.usage!.prompt_tokens).toBe(single.usage!.prompt_tokens);
+    expect(data.usage!.completion_tokens).toBe(data.choices.reduce((sum, choice) => sum + choice.logprobs!.content!.length, 0));
+    // Choices 2 and 3 found the prompt already evaluated: all but its last token came from the cache.
+    expect(kiln.engine.stats().cachedPromptTokens - before).toBeGreaterThanOrEqual(2 * (single.usage!.prompt_tokens - 1));
+    const stream = await kiln.client.chat.completions.create({ model: MODEL_ID, messages: ask, max_tokens: 3, n: 2, stream: true, stream_options: { include_usage: true } });
+    const finished = new Set<number>();
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      for (const choice of chunk.choices) if (choice.finish_reason) finished.add(choice.index);
+      usage = chunk.usage ?? usage;
+    }
+    expect([...finished].sort()).toEqual([0, 1]);
+    expect(usage!.prompt_tokens).toBe(single.usage!.prompt_tokens);
+  });
+
+  it("completes token-id prompts and lists of prompts, one choice per prompt in order, with n", async () => {
+    const ids = vocabulary.vocabulary.tokenize("The sky is", false);
+    const byIds = await kiln.client.completions.create({ model: MODEL_ID, prompt: ids, max_tokens: 2, temperature: 0, echo: true });
+    expect(byIds.choices[0]!.text.startsWith("The sky is")).toBe(true);
+    expect(byIds.usage!.prompt_tokens).toBe(ids.length);
+    const outside = await kiln.client.completions.create({ model: MODEL_ID, prompt: [1, vocabulary.vocabulary.size], max_tokens: 1 }).catch((error) => error);
+    expect(outside).toMatchObject({ status: 400, param: "prompt" });
+    const prompts = ["Red, green,", "One, two,", "A, B,"];
+    const singles = await Promise.all(prompts.map((prompt) => kiln.client.completions.create({ model: MODEL_ID, prompt, max_tokens: 1 })));
+    const data = await kiln.client.completions.create({ model: MODEL_ID, prompt: prompts, max_tokens: 2, n: 2, echo: true });
+    expect(data.choices.map((choice) => choice.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    data.choices.forEach((choice) => expect(choice.text.startsWith(prompts[Math.floor(choice.index / 2)]!)).toBe(true));
+    expect(data.usage!.prompt_tokens).toBe(singles.reduce((sum, single) => sum + single.usage!.prompt_tokens, 0));
+    const stream = await kiln.client.completions.create({ model: MODEL_ID, prompt: [ids, ids.slice(0, 2)], max_tokens: 2, stream: true, stream_options: { include_usage: true } });
+    const texts = ["", ""];
+    for await (const chunk of stream) for (const choice of chunk.choices) texts[choice.index] += choice.text;
+    expect(texts.every((text) => text.length > 0)).toBe(true);
+  });
+
+  it("echoes the prompt with logprobs for its tokens (the first null), and honours logprobs: 0", async () => {
+    const prompt = "One, two, three,";
+    const data = await kiln.client.completions.create({ model: MODEL_ID, prompt, max_tokens: 2, temperature: 0, echo: true, logprobs: 1 });
+    const logprobs = data.choices[0]!.logprobs!;
+    const promptCount = data.usage!.prompt_tokens;
+    expect(logprobs.tokens).toHaveLength(promptCount + data.usage!.completion_tokens);
+    expect(logprobs.tokens!.join("")).toBe(data.choices[0]!.text);
+    expect(logprobs.tokens!.slice(0, promptCount).join("")).toBe(prompt);
+    expect(logprobs.token_logprobs![0]).toBeNull();
+    expect(logprobs.top_logprobs![0]).toBeNull();
+    expect(logprobs.text_offset!.slice(0, 2)).toEqual([0, logprobs.tokens![0]!.length]);
+    for (const value of logprobs.token_logprobs!.slice(1)) expect(value).toBeLessThanOrEqual(0);
+    // After "One, two," the model finds " three" likely: its logprob is far above a uniform guess over the vocabulary.
+    const three = logprobs.tokens!.indexOf(" three");
+    expect(logprobs.token_logprobs![three]!).toBeGreaterThan(-Math.log(vocabulary.vocabulary.size) / 2);
+    // Scoring the prompt agrees with generating after its head: " three" has the logprob decoding gives it there.
+    const next = await kiln.client.completions.create({ model: MODEL_ID, prompt: "One, two,", max_tokens: 1, temperature: 0, logprobs: 5 });
+    expect(next.choices[0]!.logprobs!.top_logprobs![0]![" three"]).toBeCloseTo(logprobs.token_logprobs![three]!, 2);
+    const streamed = await kiln.client.completions.create({ model: MODEL_ID, prompt, max_tokens: 2, temperature: 0, echo: true, logprobs: 1, stream: true });
+    const streamedTokens: Array<number | null> = [];
+    for await (const chunk of streamed) streamedTokens.push(...(chunk.choices[0]?.logprobs?.token_logprobs ?? []));
+    expect(streamedTokens[0]).toBeNull();
+    streamedTokens.slice(1, promptCount).forEach((value, i) => expect(value).toBeCloseTo(logprobs.token_logprobs![i + 1]!, 4));
+    const zero = await kiln.client.completions.create({ model: MODEL_ID, prompt, max_tokens: 2, temperature: 0, logprobs: 0 });
+    expect(zero.choices[0]!.logprobs!.tokens).toHaveLength(zero.usage!.completion_tokens);
+    expect(zero.choices[0]!.logprobs!.top_logprobs!.every((top) => Object.keys(top!).length === 0)).toBe(true);
   });
 });

@@ -15,6 +15,8 @@ export type ChatRequestDraft = Omit<ChatRequest, "maxTokens"> & { maxTokens?: nu
 /** The translated request plus the wire options that shape the response. */
 export interface ChatCompletionCall {
   request: ChatRequestDraft;
+  /** Choices to generate (`n`). */
+  n: number;
   stream: boolean;
   includeUsage: boolean;
 }
@@ -41,8 +43,17 @@ export function fromChatCompletionRequest(body: unknown): ChatCompletionCall {
     ...optional("stop", toStop(wire.stop)),
     ...optional("maxTokens", wire.max_completion_tokens ?? wire.max_tokens ?? undefined),
     ...optional("responseFormat", toResponseFormat(wire.response_format)),
+    ...optional("logprobs", toLogprobCount(wire.logprobs, wire.top_logprobs)),
   };
-  return { request, stream: wire.stream === true, includeUsage: toIncludeUsage(wire) };
+  return { request, n: wire.n ?? 1, stream: wire.stream === true, includeUsage: toIncludeUsage(wire) };
+}
+
+/** `logprobs: true` with `top_logprobs` alternatives (default 0); `top_logprobs` alone is refused, as OpenAI does. */
+function toLogprobCount(logprobs: boolean | null | undefined, top: number | null | undefined): number | undefined {
+  if (top != null && logprobs !== true) {
+    throw new EngineError("invalid_request", "Invalid 'top_logprobs': only allowed when 'logprobs' is true", { param: "top_logprobs" });
+  }
+  return logprobs === true ? top ?? 0 : undefined;
 }
 
 /** `stream_options` only makes sense on a stream: OpenAI refuses it otherwise, naming the field. */

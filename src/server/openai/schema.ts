@@ -14,6 +14,9 @@ export function rangeSchema(min: number, max: number, integer = false) {
     : v.pipe(v.number(), v.minValue(min, message), v.maxValue(max, message));
 }
 
+/** Most choices (`n`) one request may ask for: they are generated one after another. */
+export const MAX_CHOICES = 16;
+
 /** A positive whole number (token limits). */
 export const positiveIntSchema = v.pipe(v.number(), v.integer("Expected a whole number"), v.minValue(1, "Expected at least 1"));
 
@@ -32,8 +35,7 @@ export const samplingFields = {
   stop: stopSchema,
   stream: v.nullish(v.boolean()),
   stream_options: v.nullish(v.object({ include_usage: v.nullish(v.boolean()) })),
-  // kiln generates one choice per request: say so instead of silently returning one.
-  n: v.nullish(v.pipe(v.number(), v.integer("Expected a whole number"), v.minValue(1, "Expected at least 1"), v.maxValue(1, "kiln generates one choice per request; n must be 1"))),
+  n: v.nullish(rangeSchema(1, MAX_CHOICES, true)),
 };
 
 const textPartSchema = v.object({ type: v.literal("text"), text: v.string() });

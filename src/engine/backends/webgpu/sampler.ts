@@ -38,7 +38,7 @@ export function logprobsOf(logits: Float32Array, token: number, top: number, det
   let sum = 0;
   for (const value of logits) sum += Math.exp(value - max);
   const logZ = max + Math.log(sum);
-  const best = topK(logits, top);
+  const best = top > 0 ? topK(logits, top) : [];
   return {
     token: detokenize(token),
     logprob: logits[token]! - logZ,
