@@ -58,12 +58,8 @@ async function decodeTokens(
   signal: AbortSignal | undefined,
   out: EventBuffer<GenerationEvent>,
 ): Promise<void> {
-  let scored: PromptTokenLogprob[] | undefined;
-  try {
-    scored = plan.echo?.logprobs ? await scorePrompt(runtime.model, lease.sequence, plan.prompt as Token[], plan.logprobs ?? 0) : undefined;
-  } catch (error) {
-    throw toEngineError(error, "backend_failure");
-  }
+  // A failure here precedes `start`: the engine answers it with a real HTTP status.
+  const scored = plan.echo?.logprobs ? await scorePrompt(runtime.model, lease.sequence, plan.prompt as Token[], plan.logprobs ?? 0) : undefined;
   // Scoring evaluated the whole prompt but its last token afresh: only that token is left to evaluate.
   const evaluated = scored ? plan.prompt.length - 1 : lease.reusedTokens;
   const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, scored ? 0 : lease.reusedTokens);
