@@ -241,6 +241,14 @@ describe("compatibility with other servers' suites", { timeout: 400_000 }, () =>
     for await (const chunk of streamed) streamedTokens.push(...(chunk.choices[0]?.logprobs?.token_logprobs ?? []));
     expect(streamedTokens[0]).toBeNull();
     streamedTokens.slice(1, promptCount).forEach((value, i) => expect(value).toBeCloseTo(logprobs.token_logprobs![i + 1]!, 4));
+    // A prompt longer than one scoring batch: counting stays predictable across the batches' seams.
+    const counting = Array.from({ length: 60 }, (_, i) => i + 1).join(", ");
+    const long = (await kiln.client.completions.create({ model: MODEL_ID, prompt: counting, max_tokens: 1, echo: true, logprobs: 0 })).choices[0]!.logprobs!;
+    expect(long.tokens!.length).toBeGreaterThan(100);
+    expect(long.tokens!.slice(0, -1).join("")).toBe(counting);
+    const late = long.token_logprobs!.slice(60, -1) as number[];
+    expect(late.every((value) => typeof value === "number")).toBe(true);
+    expect(late.reduce((sum, value) => sum + value, 0) / late.length).toBeGreaterThan(-0.5);
     const zero = await kiln.client.completions.create({ model: MODEL_ID, prompt, max_tokens: 2, temperature: 0, logprobs: 0 });
     expect(zero.choices[0]!.logprobs!.tokens).toHaveLength(zero.usage!.completion_tokens);
     expect(zero.choices[0]!.logprobs!.top_logprobs!.every((top) => Object.keys(top!).length === 0)).toBe(true);

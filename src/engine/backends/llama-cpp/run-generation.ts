@@ -125,6 +125,9 @@ function toLogprob(model: LlamaModel, step: { token: Token; confidence?: number;
   };
 }
 
+/** Prompt tokens scored per evaluation: each asks for logits, and llama.cpp sizes its output buffer by the batch's. */
+const SCORE_CHUNK = 64;
+
 /**
  * The logprob of each prompt token given those before it (the first has none, hence null), with `top` alternatives:
  * the prompt but its last token is evaluated from an empty sequence (cached positions keep no logits), each
@@ -132,23 +135,26 @@ function toLogprob(model: LlamaModel, step: { token: Token; confidence?: number;
  */
 async function scorePrompt(model: LlamaModel, sequence: LlamaContextSequence, prompt: Token[], top: number): Promise<PromptTokenLogprob[]> {
   await sequence.clearHistory();
-  const head = prompt.slice(0, -1);
-  const outputs = await sequence.controlledEvaluate(head.map((token, i) => [token, {
-    generateNext: { logits: { filter: { tokens: [prompt[i + 1]!], includeTop: top, includeMax: true } }, totalLogitWeight: true },
-  }]));
-  const logprobs: PromptTokenLogprob[] = [{ token: model.detokenize([prompt[0]!], false), logprob: null, top: null }];
-  head.forEach((_, i) => {
-    const next = outputs[i]?.next;
-    const logits = next?.logits ?? new Map<Token, number>();
-    // totalLogitWeight = Σ exp(logit − max), so log p(t) = logit(t) − max − log(weight).
-    const logZ = Math.max(...logits.values()) + Math.log(next?.totalLogitWeight ?? 1);
-    const token = prompt[i + 1]!;
-    logprobs.push({
-      token: model.detokenize([token], false),
-      logprob: (logits.get(token) ?? -Infinity) - logZ,
-      top: [...logits.entries()].slice(0, top).map(([id, logit]) => ({ token: model.detokenize([id], false), logprob: logit - logZ })),
+  const text = (token: Token) => model.detokenize([token], false);
+  const logprobs: PromptTokenLogprob[] = [{ token: text(prompt[0]!), logprob: null, top: null }];
+  for (let start = 0; start < prompt.length - 1; start += SCORE_CHUNK) {
+    const chunk = prompt.slice(start, Math.min(start + SCORE_CHUNK, prompt.length - 1));
+    const outputs = await sequence.controlledEvaluate(chunk.map((token, i) => [token, {
+      generateNext: { logits: { filter: { tokens: [prompt[start + i + 1]!], includeTop: top, includeMax: true } }, totalLogitWeight: true },
+    }]));
+    chunk.forEach((_, i) => {
+      const next = outputs[i]?.next;
+      const logits = [...(next?.logits ?? new Map<Token, number>()).entries()].sort((a, b) => b[1] - a[1]);
+      // totalLogitWeight = Σ exp(logit − max), so log p(t) = logit(t) − max − log(weight).
+      const logZ = (logits[0]?.[1] ?? 0) + Math.log(next?.totalLogitWeight ?? 1);
+      const token = prompt[start + i + 1]!;
+      logprobs.push({
+        token: text(token),
+        logprob: (logits.find(([id]) => id === token)?.[1] ?? -Infinity) - logZ,
+        top: logits.slice(0, top).map(([id, logit]) => ({ token: text(id), logprob: logit - logZ })),
+      });
     });
-  });
+  }
   return logprobs;
 }
 
