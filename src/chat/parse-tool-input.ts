@@ -1,7 +1,9 @@
+import { parseBoundedJson } from "../lib/json-depth.js";
+
 /** Parses streamed tool-call arguments; a missing or broken JSON text becomes an empty object, as clients expect. */
 export function parseToolInput(text: string): unknown {
   try {
-    return text === "" ? {} : JSON.parse(text);
+    return text === "" ? {} : parseBoundedJson(text);
   } catch {
     return {};
   }

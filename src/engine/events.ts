@@ -14,9 +14,15 @@ export interface Usage { inputTokens: number; cachedInputTokens: number; outputT
 /** Top alternatives at one generated position (only when requested). */
 export interface TokenLogprob { token: string; logprob: number; top: Array<{ token: string; logprob: number }> }
 
+/** A prompt token's logprob given the tokens before it; the first token has none (null). */
+export interface PromptTokenLogprob { token: string; logprob: number | null; top: TokenLogprob["top"] | null }
+
+/** The prompt of a completion that asked for echo: its text and, when asked, each token's logprob. */
+export interface PromptEcho { text: string; logprobs?: PromptTokenLogprob[] }
+
 export type GenerationEvent =
   /** First event. `model` is the resolved model id; `inputTokens`/`cachedInputTokens` are known before decoding. */
-  | { type: "start"; model: string; inputTokens: number; cachedInputTokens: number }
+  | { type: "start"; model: string; inputTokens: number; cachedInputTokens: number; echo?: PromptEcho }
   | { type: "text-start"; index: number }
   | { type: "text-delta"; index: number; text: string; logprobs?: TokenLogprob[] }
   | { type: "text-end"; index: number }

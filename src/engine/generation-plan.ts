@@ -21,8 +21,10 @@ export interface GenerationPlan {
   /** GBNF constraining the output, and the request field it came from (for error messages). */
   grammar?: { text: string; param: string };
   tools?: ToolParsing;
-  /** Top alternatives to report per generated token (0 or undefined: none). */
+  /** Report each generated token's logprob with this many top alternatives; undefined: no logprobs. */
   logprobs?: number;
+  /** Echo the prompt in the start event: its text, and whether its tokens' logprobs are owed too. */
+  echo?: { text: string; logprobs: boolean };
 }
 
 /** The model a plan is made for. */
@@ -50,19 +52,35 @@ export async function planChat(target: PlanTarget, request: ChatRequest): Promis
   }
   return {
     ...basePlan(target, prompt, request),
+    logprobs: request.logprobs,
     grammar,
     tools: toolsOn ? { names: (request.tools ?? []).map((tool) => tool.name), parallel: "parallel" in choice ? choice.parallel ?? true : true } : undefined,
   };
 }
 
 export async function planCompletion(target: PlanTarget, request: CompletionRequest): Promise<GenerationPlan> {
-  const prompt = request.suffix === undefined ? await tokenizeRaw(target, request.prompt) : await tokenizeInfill(target, request.prompt, request.suffix);
+  const prompt = await tokenizeCompletion(target, request);
   if (prompt.length === 0) throw new EngineError("invalid_request", "prompt: must not be empty", { param: "prompt" });
-  return { ...basePlan(target, prompt, request), logprobs: request.logprobs };
+  const echo = request.echo
+    ? { text: typeof request.prompt === "string" ? request.prompt : target.vocabulary.detokenize(prompt, true), logprobs: request.logprobs !== undefined }
+    : undefined;
+  return { ...basePlan(target, prompt, request), logprobs: request.logprobs, echo };
+}
+
+/** Text prompts are tokenized (FIM order with a suffix); token-id prompts are taken as sent, once checked. */
+async function tokenizeCompletion(target: PlanTarget, request: CompletionRequest): Promise<number[]> {
+  const { prompt, suffix } = request;
+  if (typeof prompt !== "string") {
+    if (suffix !== undefined) throw new EngineError("invalid_request", "suffix: fill-in-the-middle needs a text prompt", { param: "suffix" });
+    checkTokenIds(target, prompt, "prompt");
+    return prompt;
+  }
+  return suffix === undefined ? tokenizeRaw(target, prompt) : tokenizeInfill(target, prompt, suffix);
 }
 
 /** What every plan has: the prompt, the output budget left by the context, sampling and stop sequences. */
 function basePlan(target: PlanTarget, prompt: number[], request: Pick<ChatRequest, "maxTokens" | "sampling" | "stop">): GenerationPlan {
+  checkTokenIds(target, Object.keys(request.sampling?.logitBias ?? {}).map(Number), "logit_bias");
   return {
     modelId: target.modelId,
     prompt,
@@ -116,6 +134,14 @@ async function tokenizeInfill(target: PlanTarget, prefix: string, suffix: string
 /** A raw prompt with its control-token texts recognised (a completion prompt is the client's own markup). */
 function tokenizeSpecial(vocabulary: Vocabulary, text: string): Promise<number[]> {
   return vocabulary.tokenizePrompt(vocabulary.controlText.splitPrompt(text));
+}
+
+/** Token ids a client sent must exist in the vocabulary (llama.cpp aborts the process on any other). */
+export function checkTokenIds(target: PlanTarget, tokens: readonly number[], param: string): void {
+  const bad = tokens.find((token) => !Number.isInteger(token) || token < 0 || token >= target.vocabulary.size);
+  if (bad !== undefined) {
+    throw new EngineError("invalid_request", `${param}: token id ${bad} is outside the vocabulary of ${target.modelId} (0…${target.vocabulary.size - 1})`, { param });
+  }
 }
 
 /** Refuses a prompt that leaves no room to generate; clamps the output budget to the context left. */

@@ -50,6 +50,8 @@ export interface SamplingOptions {
   presencePenalty?: number;
   frequencyPenalty?: number;
   repeatPenalty?: number;
+  /** Token id → a bias added to its logit (OpenAI `logit_bias`, -100…100); ids are checked against the vocabulary. */
+  logitBias?: Record<number, number>;
 }
 
 /** Constrains the output: free text, any JSON object, or JSON valid against a schema (grammar-enforced). */
@@ -70,22 +72,27 @@ export interface ChatRequest {
   /** Hard cap on generated tokens. */
   maxTokens: number;
   responseFormat?: ResponseFormat;
+  /** Report each generated token's logprob with this many top alternatives (0–20); undefined: no logprobs. */
+  logprobs?: number;
   /** Opaque per-request data (request id, key id) for logs; never affects generation. */
   metadata?: Record<string, string>;
 }
 
 /**
  * A raw completion (OpenAI /v1/completions): the prompt is tokenized as-is, special tokens included, no chat
- * template. `suffix` asks for fill-in-the-middle (refused where the model has no FIM tokens).
+ * template, or given as token ids. `suffix` asks for fill-in-the-middle (refused where the model has no FIM tokens).
  */
 export interface CompletionRequest {
   model: string;
-  prompt: string;
+  /** Text, or token ids taken as they are (checked against the vocabulary). */
+  prompt: string | number[];
   suffix?: string;
   sampling?: SamplingOptions;
   stop?: string[];
   maxTokens: number;
-  /** Number of top alternatives per position to report as logprobs (0 = none). */
+  /** Report each token's logprob with this many top alternatives (0–5); undefined: no logprobs. */
   logprobs?: number;
+  /** Return the prompt in `start.echo` (with its tokens' logprobs when `logprobs` is set). */
+  echo?: boolean;
   metadata?: Record<string, string>;
 }

@@ -3,7 +3,7 @@
  * detokenisation, stop sequences, tool-call parsing and blocks (OutputAssembler), the output budget, and the finish
  * event with the reason. The backend only supplies tokens and says when it stopped early (abort).
  */
-import type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "./events.js";
+import type { FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob, Usage } from "./events.js";
 import type { GenerationPlan } from "./generation-plan.js";
 import type { IdFactory } from "../lib/ids.js";
 import { OutputAssembler } from "./text/output-assembler.js";
@@ -26,8 +26,10 @@ export class TokenEvents {
     this.decoder = new TokenTextDecoder(vocabulary);
   }
 
-  start(): GenerationEvent {
-    return { type: "start", model: this.plan.modelId, inputTokens: this.usage.inputTokens, cachedInputTokens: this.usage.cachedInputTokens };
+  /** The start event; a plan that echoes its prompt carries it, with `promptLogprobs` when those were owed. */
+  start(promptLogprobs?: PromptTokenLogprob[]): GenerationEvent {
+    const echo = this.plan.echo && { text: this.plan.echo.text, ...(promptLogprobs ? { logprobs: promptLogprobs } : {}) };
+    return { type: "start", model: this.plan.modelId, inputTokens: this.usage.inputTokens, cachedInputTokens: this.usage.cachedInputTokens, ...(echo ? { echo } : {}) };
   }
 
   /** A sampled token (an end-of-generation token is not pushed: the backend finishes with "stop"). */

@@ -21,3 +21,14 @@ export function sequentialIds(): IdFactory {
   let n = 0;
   return (prefix) => `${prefix}${String(++n).padStart(4, "0")}`;
 }
+
+/** Tool-call id prefixes of the vendors kiln speaks to (its surfaces and remote upstreams). */
+const TOOL_CALL_PREFIXES = /^(?:call_|toolu_)/;
+
+/**
+ * A tool-call id as one surface writes it: `prefix` once, whatever vendor prefix the id already carried (engine ids
+ * are bare; a remote upstream's may come as `call_…`), so no id reads `call_call_…` or `toolu_call_…`.
+ */
+export function toToolCallId(prefix: "call_" | "toolu_", id: string): string {
+  return prefix + id.replace(TOOL_CALL_PREFIXES, "");
+}

@@ -100,3 +100,12 @@ export interface Surface {
   /** Renders an EngineError in this surface's shape with the right status and headers. */
   errorResponse(error: import("../engine/errors.js").EngineError, requestId: string): Response;
 }
+
+/**
+ * The routes plus each `/v1/…` route again without the `/v1` prefix: clients configured with a base URL that lacks
+ * `/v1` (llama-server and vLLM answer there too) build `/chat/completions`, `/models`, `/messages`.
+ */
+export function withUnversionedPaths(routes: RouteDef[]): RouteDef[] {
+  const unversioned = routes.filter((route) => route.path.startsWith("/v1/")).map((route) => ({ ...route, path: route.path.slice(3) }));
+  return [...routes, ...unversioned];
+}

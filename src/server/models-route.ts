@@ -7,7 +7,7 @@
  */
 import type { ModelInfo } from "../engine/backend.js";
 import { EngineError } from "../engine/errors.js";
-import type { Principal, RequestContext, RouteDef, RouteInput } from "./context.js";
+import { withUnversionedPaths, type Principal, type RequestContext, type RouteDef, type RouteInput } from "./context.js";
 import { jsonResponse } from "./respond.js";
 
 /** One model in both vendors' shapes. */
@@ -31,10 +31,10 @@ export interface ModelItem {
 
 /** The shared model routes (no surface of their own: errors take the caller's shape, see app.ts). */
 export function createModelRoutes(): RouteDef[] {
-  return [
+  return withUnversionedPaths([
     { method: "GET", path: "/v1/models", auth: true, handler: listModels },
     { method: "GET", path: "/v1/models/:id", auth: true, handler: retrieveModel },
-  ];
+  ]);
 }
 
 /** Renders one model. */

@@ -1,9 +1,12 @@
 /** Reports usage and time to first token of a generation to the response record (request logs, metrics). */
-import type { GenerationEvent } from "../engine/events.js";
+import type { GenerationEvent, Usage } from "../engine/events.js";
 import type { RequestContext } from "./context.js";
 
-/** Passes every event through, reporting the first delta's latency and the final usage on the way. */
-export async function* observeEvents(ctx: RequestContext, events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
+/**
+ * Passes every event through, reporting the first delta's latency and the final usage on the way. Generations of one
+ * request (n choices, several prompts) share `totals`, so the record holds the sum of what the engine did.
+ */
+export async function* observeEvents(ctx: RequestContext, events: AsyncIterable<GenerationEvent>, totals: Usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }): AsyncGenerator<GenerationEvent> {
   const started = ctx.now();
   let first = true;
   for await (const event of events) {
@@ -12,8 +15,10 @@ export async function* observeEvents(ctx: RequestContext, events: AsyncIterable<
       ctx.report?.({ timeToFirstTokenMs: ctx.now() - started });
     }
     if (event.type === "finish") {
-      const { inputTokens, cachedInputTokens, outputTokens } = event.usage;
-      ctx.report?.({ inputTokens, cachedInputTokens, outputTokens });
+      totals.inputTokens += event.usage.inputTokens;
+      totals.cachedInputTokens += event.usage.cachedInputTokens;
+      totals.outputTokens += event.usage.outputTokens;
+      ctx.report?.({ ...totals });
     }
     yield event;
   }

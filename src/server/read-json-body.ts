@@ -3,23 +3,30 @@
  * before answering, so the client reads a clean 413 instead of a reset connection.
  */
 import { EngineError } from "../engine/errors.js";
+import { JsonTooDeepError, parseBoundedJson } from "../lib/json-depth.js";
 
 /** 32 MB, the real API's limit for Messages and count_tokens. */
 export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
 
 const DRAIN_LIMIT_FACTOR = 4;
 
-/** Parses the body as JSON; throws `request_too_large` (413) or `invalid_request` (400). */
+/** Parses the body as JSON; throws `request_too_large` (413) or `invalid_request` (400, also for too deep nesting). */
 export async function readJsonBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
   const bytes = await readLimited(request, limit);
   const text = new TextDecoder().decode(bytes).replace(/^\uFEFF/, "");
   if (text.trim() === "") throw new EngineError("invalid_request", "body: a JSON object is required", { param: "body" });
   try {
-    return JSON.parse(text);
+    return parseBoundedJson(text);
   } catch (error) {
+    if (error instanceof JsonTooDeepError) throw tooDeep(error);
     const detail = error instanceof Error ? error.message : String(error);
     throw new EngineError("invalid_request", `body: invalid JSON (${detail})`, { param: "body" });
   }
+}
+
+/** A nesting-limit failure as a 400 naming the field path where the limit was crossed. */
+export function tooDeep(error: JsonTooDeepError): EngineError {
+  return new EngineError("invalid_request", error.message, { param: error.path.replace(/\.…$/, "") }, { cause: error });
 }
 
 async function readLimited(request: Request, limit: number): Promise<Uint8Array> {

@@ -58,7 +58,7 @@ afterAll(async () => {
 });
 
 /** A raw completion that goes on counting, so it runs to its token limit. */
-const countRequest = (topic: string, maxTokens = MAX_TOKENS): CompletionRequest => ({
+const countRequest = (topic: string, maxTokens = MAX_TOKENS): CompletionRequest & { prompt: string } => ({
   model: "smollm2-135m", prompt: `Counting ${topic}: 1, 2, 3, 4, 5, 6, 7, 8,`, maxTokens, sampling: { temperature: 0 },
 });
 

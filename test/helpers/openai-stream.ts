@@ -20,8 +20,8 @@ export function parseSseStrict(text: string): { events: SseEvent[]; problems: st
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** Checks a chat.completion.chunk stream (checklist 38–51). */
-export function checkChatCompletionStream(text: string, options: { includeUsage?: boolean } = {}): string[] {
+/** Checks a chat.completion.chunk stream (checklist 38–51); `choices` is the `n` asked for (default 1). */
+export function checkChatCompletionStream(text: string, options: { includeUsage?: boolean; choices?: number } = {}): string[] {
   const { events, problems } = parseSseStrict(text);
   const datas = events.map((event) => event.data);
   const errorAt = datas.findIndex((data) => data !== "[DONE]" && "error" in JSON.parse(data));
@@ -31,15 +31,16 @@ export function checkChatCompletionStream(text: string, options: { includeUsage?
   } else if (datas.at(-1) !== "[DONE]") problems.push("the stream does not end with data: [DONE]");
   if (datas.indexOf("[DONE]") >= 0 && datas.indexOf("[DONE]") !== datas.length - 1) problems.push("events follow [DONE]");
   const chunks: Json[] = datas.filter((data, index) => data !== "[DONE]" && index !== errorAt).map((data) => JSON.parse(data));
-  problems.push(...checkChunks(chunks, options.includeUsage === true, errorAt >= 0));
+  problems.push(...checkChunks(chunks, options.includeUsage === true, errorAt >= 0, options.choices ?? 1));
   return problems;
 }
 
-function checkChunks(chunks: Json[], includeUsage: boolean, errored: boolean): string[] {
+function checkChunks(chunks: Json[], includeUsage: boolean, errored: boolean, choices: number): string[] {
   const problems: string[] = [];
   const first = chunks[0];
   const calls = new Map<number, { id: string; args: string }>();
-  let finishes = 0;
+  const finishes = new Map<number, number>();
+  const started = new Set<number>();
   let sawText = false;
   chunks.forEach((chunk, position) => {
     const at = `chunk ${position}`;
@@ -53,9 +54,10 @@ function checkChunks(chunks: Json[], includeUsage: boolean, errored: boolean): s
     for (const choice of chunk.choices ?? []) {
       if (typeof choice.index !== "number") problems.push(`${at}: a choice has no index`);
       const delta = choice.delta ?? {};
-      if (position === 0 && delta.role !== "assistant") problems.push(`${at}: the first delta has no role assistant`);
-      if (position > 0 && "role" in delta && delta.role !== "assistant") problems.push(`${at}: role ${delta.role}`);
-      if (choice.finish_reason !== null) finishes += 1;
+      if (!started.has(choice.index) && delta.role !== "assistant") problems.push(`${at}: the first delta of choice ${choice.index} has no role assistant`);
+      if (started.has(choice.index) && "role" in delta && delta.role !== "assistant") problems.push(`${at}: role ${delta.role}`);
+      started.add(choice.index);
+      if (choice.finish_reason !== null) finishes.set(choice.index, (finishes.get(choice.index) ?? 0) + 1);
       if (delta.content && delta.tool_calls) problems.push(`${at}: content and tool_calls in one delta`);
       if (delta.content || delta.tool_calls) sawText = true;
       if (delta.reasoning_content && sawText) problems.push(`${at}: reasoning after content or tool calls`);
@@ -65,12 +67,19 @@ function checkChunks(chunks: Json[], includeUsage: boolean, errored: boolean): s
       }
     }
   });
-  if (!errored && finishes !== 1) problems.push(`${finishes} chunks carry a finish_reason (expected 1)`);
+  problems.push(...checkFinishes(errored ? undefined : finishes, choices));
   // After an in-band error the last call may be cut short; only a finished stream owes complete arguments.
   if (!errored) for (const [index, call] of calls) {
     try { JSON.parse(call.args); } catch { problems.push(`tool call ${index}: arguments ${JSON.stringify(call.args)} are not JSON`); }
   }
   return problems;
+}
+
+/** Each of the `choices` indices must finish exactly once (unless the stream errored). */
+function checkFinishes(finishes: Map<number, number> | undefined, choices: number): string[] {
+  if (!finishes) return [];
+  return Array.from({ length: choices }, (_, index) => finishes.get(index) ?? 0)
+    .flatMap((count, index) => (count === 1 ? [] : [`choice ${index}: ${count} chunks carry a finish_reason (expected 1)`]));
 }
 
 function checkUsageChunk(chunk: Json, position: number, count: number, includeUsage: boolean): string[] {
@@ -101,12 +110,12 @@ function checkToolDelta(call: Json, calls: Map<number, { id: string; args: strin
   return problems;
 }
 
-/** Checks a text_completion stream (checklist 54–55). */
-export function checkCompletionStream(text: string, options: { includeUsage?: boolean } = {}): string[] {
+/** Checks a text_completion stream (checklist 54–55); `choices` counts every prompt's `n` (default 1). */
+export function checkCompletionStream(text: string, options: { includeUsage?: boolean; choices?: number } = {}): string[] {
   const { events, problems } = parseSseStrict(text);
   if (events.at(-1)?.data !== "[DONE]") problems.push("the stream does not end with data: [DONE]");
   const chunks: Json[] = events.filter((event) => event.data !== "[DONE]").map((event) => JSON.parse(event.data));
-  let finishes = 0;
+  const finishes = new Map<number, number>();
   chunks.forEach((chunk, position) => {
     if (chunk.object !== "text_completion") problems.push(`chunk ${position}: object is ${chunk.object}`);
     if (chunk.choices?.length === 0) {
@@ -115,10 +124,10 @@ export function checkCompletionStream(text: string, options: { includeUsage?: bo
     }
     for (const choice of chunk.choices ?? []) {
       if (typeof choice.index !== "number" || typeof choice.text !== "string") problems.push(`chunk ${position}: a choice lacks index or text`);
-      if (choice.finish_reason !== null) finishes += 1;
+      if (choice.finish_reason !== null) finishes.set(choice.index, (finishes.get(choice.index) ?? 0) + 1);
     }
   });
-  if (finishes !== 1) problems.push(`${finishes} chunks carry a finish_reason (expected 1)`);
+  problems.push(...checkFinishes(finishes, options.choices ?? 1));
   return problems;
 }
 
@@ -164,9 +173,12 @@ export function createRecordingFetch(): { fetch: typeof fetch; streams: () => Pr
 export async function checkRecordedStreams(recorded: ReturnType<typeof createRecordingFetch>): Promise<string[]> {
   const streams = await recorded.streams();
   return streams.flatMap(({ url, body, text }) => {
-    const includeUsage = (body as Json | undefined)?.stream_options?.include_usage === true;
-    const problems = url.includes("/chat/completions") ? checkChatCompletionStream(text, { includeUsage })
-      : url.includes("/completions") ? checkCompletionStream(text, { includeUsage })
+    const json = body as Json | undefined;
+    const includeUsage = json?.stream_options?.include_usage === true;
+    const n = json?.n ?? 1;
+    const prompts = Array.isArray(json?.prompt) && json.prompt.some((item: unknown) => typeof item !== "number") ? json.prompt.length : 1;
+    const problems = url.includes("/chat/completions") ? checkChatCompletionStream(text, { includeUsage, choices: n })
+      : url.includes("/completions") ? checkCompletionStream(text, { includeUsage, choices: n * prompts })
       : url.includes("/responses") ? checkResponsesStream(text) : [];
     return problems.map((problem) => `${url}: ${problem}`);
   });

@@ -14,21 +14,21 @@ const META = { id: "chatcmpl-0001", created: 1760000000 };
 describe.each(listCases("openai", "chat-"))("chat golden %s", (name) => {
   const call = fromChatCompletionRequest(readJson("openai", name, "request.json"));
   const events = readEvents("openai", name);
-  const options = { ...META, model: call.request.model, includeUsage: call.includeUsage };
+  const options = { ...META, model: call.request.model, includeUsage: call.includeUsage, logprobs: call.request.logprobs !== undefined };
 
   it("has a well-formed event sequence", () => {
     expect(checkEventSequence(events)).toEqual([]);
   });
 
   it("encodes the exact chunk stream, which the checker accepts", async () => {
-    const sse = await joinText(encodeChatCompletionStream(replay(events), options));
+    const sse = await joinText(encodeChatCompletionStream([() => replay(events)], options));
     expect(sse).toBe(golden("openai", name, "stream.sse", sse));
     expect(checkChatCompletionStream(sse, { includeUsage: call.includeUsage })).toEqual([]);
   });
 
   it("builds the non-streaming response (or the error body)", async () => {
     const body = await collectResult(replay(events)).then(
-      (result) => toChatCompletion(result, options),
+      (result) => toChatCompletion([result], options),
       (error) => toOpenAIError(error),
     );
     const json = `${JSON.stringify(body, null, 2)}\n`;

@@ -34,7 +34,7 @@ describe("chat completions", { timeout: 400_000 }, () => {
       messages: [{ role: "system", content: "Be brief." }, { role: "developer", content: "Answer in English." }, ...ask],
       max_tokens: 12,
       // Unknown and newer fields are accepted and ignored.
-      ...({ prompt_cache_key: "k", reasoning_effort: "max", store: false, foo: 1, stream_options: { include_usage: true } } as object),
+      ...({ prompt_cache_key: "k", reasoning_effort: "max", store: false, foo: 1 } as object),
     }).withResponse();
     expect(response.headers.get("content-type")).toContain("application/json");
     expect(response.headers.get("x-request-id")).toMatch(/^req_/);

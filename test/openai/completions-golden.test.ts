@@ -11,9 +11,8 @@ describe.each(listCases("openai", "completion-"))("completion golden %s", (name)
   const call = fromCompletionRequest(readJson("openai", name, "request.json"));
   const events = readEvents("openai", name);
   const options = {
-    id: "cmpl-0001", created: 1760000000, model: call.request.model,
-    ...(call.echo ? { echoPrompt: call.request.prompt } : {}),
-    logprobs: (call.request.logprobs ?? 0) > 0, includeUsage: call.includeUsage,
+    id: "cmpl-0001", created: 1760000000, model: call.requests[0]!.model,
+    logprobs: call.requests[0]!.logprobs !== undefined, includeUsage: call.includeUsage, perPrompt: call.n,
   };
 
   it("has a well-formed event sequence", () => {
@@ -21,13 +20,13 @@ describe.each(listCases("openai", "completion-"))("completion golden %s", (name)
   });
 
   it("encodes the exact chunk stream, which the checker accepts", async () => {
-    const sse = await joinText(encodeCompletionStream(replay(events), options));
+    const sse = await joinText(encodeCompletionStream([() => replay(events)], options));
     expect(sse).toBe(golden("openai", name, "stream.sse", sse));
     expect(checkCompletionStream(sse, { includeUsage: call.includeUsage })).toEqual([]);
   });
 
   it("builds the non-streaming text_completion", async () => {
-    const json = `${JSON.stringify(toTextCompletion(await collectResult(replay(events)), options), null, 2)}\n`;
+    const json = `${JSON.stringify(toTextCompletion([await collectResult(replay(events))], options), null, 2)}\n`;
     expect(json).toBe(golden("openai", name, "response.json", json));
   });
 });

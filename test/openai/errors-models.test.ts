@@ -45,7 +45,7 @@ describe("request errors", { timeout: 300_000 }, () => {
   it.each([
     [{ temperature: 3 }, "temperature"],
     [{ top_logprobs: 21, logprobs: true }, "top_logprobs"],
-    [{ n: 2 }, "n"],
+    [{ n: 17 }, "n"],
   ])("rejects %j with 400 invalid_request_error and param %s", async (fields, param) => {
     const error = await kiln.client.chat.completions.create({ model: MODEL_ID, messages: ask, max_tokens: 1, ...fields }).catch((caught) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);

@@ -40,7 +40,7 @@ export class BlockWriter {
       case "call-start": {
         const events = this.close();
         const index = this.begin("tool-call");
-        events.push({ type: "tool-call-start", index, id: this.ids("call_"), name: piece.name });
+        events.push({ type: "tool-call-start", index, id: this.ids(""), name: piece.name });
         return events;
       }
       case "call-delta": return this.open?.kind === "tool-call" && piece.json ? [{ type: "tool-call-delta", index: this.open.index, json: piece.json }] : [];

@@ -41,7 +41,7 @@ describe("OutputAssembler", () => {
     const assembler = new OutputAssembler({ stop: [], tools: { names: ["get_weather"], parallel: true }, ids: sequentialIds() });
     const { events } = run(assembler, ["Let me check. <tool_call>", '{"name": "get_weather", "arguments": {"city":', ' "Paris"}}</tool_call>']);
     const start = events.find((event) => event.type === "tool-call-start");
-    expect(start).toMatchObject({ name: "get_weather", id: "call_0001" });
+    expect(start).toMatchObject({ name: "get_weather", id: "0001" }); // engine ids are bare: each surface adds its own prefix
     expect(events.find((event) => event.type === "tool-call-end")).toMatchObject({ input: { city: "Paris" } });
     expect(assembler.completedCalls).toBe(1);
   });

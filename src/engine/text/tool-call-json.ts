@@ -2,6 +2,7 @@
  * JSON helpers for reading tool calls out of model text: finding where a JSON value ends in a stream, turning a
  * `{"name", "arguments"}` object into a call, and salvaging arguments cut off by the token limit.
  */
+import { parseBoundedJson } from "../../lib/json-depth.js";
 
 /** Tracks nesting across chunks to find where a JSON object or array that started at the first fed char ends. */
 export class JsonScanner {
@@ -67,9 +68,10 @@ export function salvageArguments(json: string): Record<string, unknown> {
   return {};
 }
 
+/** Model output nested beyond the JSON limit counts as malformed, like any text that does not parse. */
 function tryParse(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseBoundedJson(text);
   } catch {
     return undefined;
   }

@@ -33,6 +33,8 @@ export interface Vocabulary {
   readonly maxTokenBytes?: number;
   /** BOS id, when the model has one and expects it in front of a raw prompt. */
   readonly prependBos?: number;
+  /** Number of token ids: valid ids are 0 … size − 1 (detokenizing any other id aborts llama.cpp). */
+  readonly size: number;
   /** Fill-in-the-middle markers, when the model has all three. */
   readonly infill?: { prefix: number; suffix: number; middle: number };
   /** Stops the prompt threads that were started. */
@@ -81,6 +83,7 @@ export function vocabularyOf(model: LlamaModel, path: string): Vocabulary {
     },
     controlText: createControlText(scan.controls),
     maxTokenBytes: scan.maxTokenBytes,
+    size: model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0,
     prependBos: model.tokens.shouldPrependBosToken && bos != null ? bos : undefined,
     infill: prefix != null && suffix != null && middle != null ? { prefix, suffix, middle } : undefined,
     close: async () => {

@@ -5,6 +5,7 @@
  */
 import type { ChatResult, ResultBlock } from "../../engine/collect.js";
 import type { FinishReason, Usage } from "../../engine/events.js";
+import { toToolCallId } from "../../lib/ids.js";
 
 /** `stop_reason` values kiln produces. */
 export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
@@ -55,9 +56,9 @@ export function toAnthropicUsage(usage: Usage): AnthropicUsage {
   };
 }
 
-/** Engine tool-call ids carry no vendor prefix; Anthropic clients expect `toolu_`. */
+/** Anthropic clients expect `toolu_` ids. */
 export function toToolUseId(id: string): string {
-  return id.startsWith("toolu_") ? id : `toolu_${id}`;
+  return toToolCallId("toolu_", id);
 }
 
 /** Folds a ChatResult into the Message body. `model` is the name the client asked for. */

@@ -17,9 +17,16 @@ const asBlocks = (value: unknown) => (typeof value === "string" ? [{ type: "text
 const TextBlock = v.looseObject({ type: v.literal("text"), text: text() });
 const Source = v.looseObject({ type: text() }, "must be an object");
 const ToolReference = v.looseObject({ type: v.literal("tool_reference"), tool_name: text() });
-const KNOWN_BLOCKS = new Set(["text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking", "tool_reference"]);
-/** Any other block type (server-tool echoes, search results…) passes through untouched. */
-const OtherBlock = v.looseObject({ type: v.pipe(text(), v.check((type) => !KNOWN_BLOCKS.has(type))) });
+/** Block types the API defines that kiln does not render (server-tool echoes, search results): accepted, skipped. */
+const ECHO_BLOCKS = [
+  "search_result", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+  "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result",
+  "container_upload", "mcp_tool_use", "mcp_tool_result",
+] as const;
+const OtherBlock = v.looseObject({ type: v.picklist(ECHO_BLOCKS) });
+/** A type the API does not define is refused, as the vendor does, rather than silently dropped. */
+const blockMessage = (issue: v.BaseIssue<unknown>) => issue.path?.at(-1)?.key === "type" && issue.received.startsWith('"')
+  ? `unknown content block type ${issue.received}` : "must be a content block object";
 
 const ResultBlock = v.variant("type", [
   TextBlock,
@@ -27,7 +34,7 @@ const ResultBlock = v.variant("type", [
   v.looseObject({ type: v.literal("document"), source: Source }),
   ToolReference,
   OtherBlock,
-], "must be a content block object");
+], blockMessage);
 
 const ContentBlock = v.variant("type", [
   TextBlock,
@@ -44,7 +51,7 @@ const ContentBlock = v.variant("type", [
   v.looseObject({ type: v.literal("redacted_thinking") }),
   ToolReference,
   OtherBlock,
-], "must be a content block object");
+], blockMessage);
 
 const Blocks = v.pipe(v.unknown(), v.transform(asBlocks), v.array(ContentBlock, "must be a string or an array of content blocks"));
 

@@ -3,7 +3,7 @@
  * which some clients build from a base URL ending in /v1), with Anthropic's error shape. GET /v1/models is
  * shared and served by app.ts.
  */
-import type { Surface } from "../context.js";
+import { withUnversionedPaths, type Surface } from "../context.js";
 import { anthropicErrorResponse } from "./errors.js";
 import { handleCountTokens, handleMessages } from "./routes.js";
 
@@ -11,12 +11,10 @@ import { handleCountTokens, handleMessages } from "./routes.js";
 export function createAnthropicSurface(): Surface {
   return {
     name: "anthropic",
-    routes: [
+    routes: withUnversionedPaths([
       { method: "POST", path: "/v1/messages", auth: true, handler: handleMessages },
       { method: "POST", path: "/v1/messages/count_tokens", auth: true, handler: handleCountTokens },
-      { method: "POST", path: "/messages", auth: true, handler: handleMessages },
-      { method: "POST", path: "/messages/count_tokens", auth: true, handler: handleCountTokens },
-    ],
+    ]),
     errorResponse: anthropicErrorResponse,
   };
 }

@@ -4,16 +4,20 @@
  */
 import * as v from "valibot";
 import type { CompletionRequest } from "../../engine/messages.js";
-import { optional, toSampling, toStop } from "./request.js";
+import { optional, toIncludeUsage, toSampling, toStop } from "./request.js";
 import { parseBody, positiveIntSchema, rangeSchema, samplingFields } from "./schema.js";
 
 /** OpenAI's default for a missing `max_tokens` on /v1/completions (spec §5.1, checklist 58). */
 export const DEFAULT_COMPLETION_MAX_TOKENS = 16;
 
+const tokenIdsSchema = v.pipe(v.array(v.pipe(v.number(), v.integer())), v.minLength(1, "Expected at least one token id"));
+/** A string, strings, token ids, or lists of token ids; several prompts get their choices in order. */
 const promptSchema = v.union([
   v.string(),
-  v.pipe(v.array(v.string()), v.length(1, "kiln completes one prompt per request; send a string or an array of one string")),
-], "Expected a string (token-id prompts are not supported)");
+  v.pipe(v.array(v.string()), v.minLength(1, "Expected at least one prompt")),
+  tokenIdsSchema,
+  v.pipe(v.array(tokenIdsSchema), v.minLength(1, "Expected at least one prompt")),
+], "Expected a string, an array of strings, an array of token ids or an array of such arrays");
 
 const completionRequestSchema = v.object({
   model: v.pipe(v.string(), v.minLength(1, "Expected a model id")),
@@ -26,27 +30,34 @@ const completionRequestSchema = v.object({
   ...samplingFields,
 });
 
-/** The translated request plus the wire options that shape the response. */
+/** The translated requests (one per prompt) plus the wire options that shape the response. */
 export interface CompletionCall {
-  request: CompletionRequest;
+  requests: CompletionRequest[];
+  /** Choices per prompt (`n`). */
+  n: number;
   stream: boolean;
   includeUsage: boolean;
-  /** `echo`: the prompt is prepended to the returned text. */
-  echo: boolean;
 }
 
 /** Validates and translates a completions body. Throws EngineError invalid_request naming the field. */
 export function fromCompletionRequest(body: unknown): CompletionCall {
   const wire = parseBody(completionRequestSchema, body);
-  const prompt = typeof wire.prompt === "string" ? wire.prompt : wire.prompt[0]!;
-  const request: CompletionRequest = {
+  const requests = toPrompts(wire.prompt).map((prompt): CompletionRequest => ({
     model: wire.model,
     prompt,
     ...optional("suffix", wire.suffix || undefined),
     sampling: toSampling(wire),
     ...optional("stop", toStop(wire.stop)),
     maxTokens: wire.max_tokens ?? DEFAULT_COMPLETION_MAX_TOKENS,
-    ...optional("logprobs", wire.logprobs ?? undefined),
-  };
-  return { request, stream: wire.stream === true, includeUsage: wire.stream_options?.include_usage === true, echo: wire.echo === true };
+    ...optional("logprobs", wire.logprobs),
+    ...(wire.echo === true ? { echo: true } : {}),
+  }));
+  return { requests, n: wire.n ?? 1, stream: wire.stream === true, includeUsage: toIncludeUsage(wire) };
+}
+
+/** The prompts of a request: one string or token-id list, or a list of them. */
+function toPrompts(prompt: v.InferOutput<typeof promptSchema>): Array<string | number[]> {
+  if (typeof prompt === "string") return [prompt];
+  if (prompt.every((item) => typeof item === "number")) return [prompt as number[]];
+  return prompt as Array<string | number[]>;
 }

@@ -56,7 +56,14 @@ describe("fromChatCompletionRequest", () => {
     [{ temperature: 3 }, "temperature"],
     [{ top_p: -0.1 }, "top_p"],
     [{ top_logprobs: 21, logprobs: true }, "top_logprobs"],
-    [{ n: 2 }, "n"],
+    [{ n: 0 }, "n"],
+    [{ n: 17 }, "n"],
+    [{ stream_options: { include_usage: true } }, "stream_options"],
+    [{ stream: false, stream_options: { include_usage: false } }, "stream_options"],
+    [{ top_logprobs: 2 }, "top_logprobs"],
+    [{ seed: 2 ** 64 }, "seed"],
+    [{ logit_bias: { abc: 1 } }, "logit_bias.abc"],
+    [{ logit_bias: { 5: 101 } }, "logit_bias.5"],
     [{ max_tokens: 0 }, "max_tokens"],
     [{ messages: [{ role: "user", content: 5 }] }, "messages.0.content"],
     [{ messages: [{ role: "wizard", content: "x" }] }, "messages.0.role"],
@@ -79,9 +86,12 @@ describe("fromChatCompletionRequest", () => {
     expect(fromChatCompletionRequest(base).request.maxTokens).toBeUndefined();
   });
 
-  it("reads stream options even when stream is false (ignored, not rejected)", () => {
-    expect(fromChatCompletionRequest({ ...base, stream: true, stream_options: { include_usage: true } })).toMatchObject({ stream: true, includeUsage: true });
-    expect(fromChatCompletionRequest({ ...base, stream: false, stream_options: { include_usage: true } }).stream).toBe(false);
+  it("reads stream options on a stream, n, logprobs with their alternatives and logit_bias", () => {
+    expect(fromChatCompletionRequest({ ...base, stream: true, stream_options: { include_usage: true } })).toMatchObject({ stream: true, includeUsage: true, n: 1 });
+    const call = fromChatCompletionRequest({ ...base, n: 3, logprobs: true, top_logprobs: 2, logit_bias: { 42: -100 }, seed: 2 ** 63 });
+    expect(call).toMatchObject({ n: 3, request: { logprobs: 2, sampling: { logitBias: { 42: -100 }, seed: 2 ** 63 } } });
+    expect(fromChatCompletionRequest({ ...base, logprobs: true }).request.logprobs).toBe(0);
+    expect(fromChatCompletionRequest({ ...base, logprobs: false }).request.logprobs).toBeUndefined();
   });
 
   it("maps response_format, tools and tool_choice", () => {

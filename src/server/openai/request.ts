@@ -4,6 +4,8 @@
  * system turns); assistant tool_calls keep their order as typed parts.
  */
 import { EngineError } from "../../engine/errors.js";
+import { JsonTooDeepError, parseBoundedJson } from "../../lib/json-depth.js";
+import { tooDeep } from "../read-json-body.js";
 import type { ChatRequest, ImagePart, Message, Part, ResponseFormat, SamplingOptions, TextPart, ToolChoice, ToolSpec } from "../../engine/messages.js";
 import { chatCompletionRequestSchema, parseBody, type ChatCompletionRequestBody, type ChatContentBody, type ChatMessageBody } from "./schema.js";
 
@@ -13,6 +15,8 @@ export type ChatRequestDraft = Omit<ChatRequest, "maxTokens"> & { maxTokens?: nu
 /** The translated request plus the wire options that shape the response. */
 export interface ChatCompletionCall {
   request: ChatRequestDraft;
+  /** Choices to generate (`n`). */
+  n: number;
   stream: boolean;
   includeUsage: boolean;
 }
@@ -39,16 +43,34 @@ export function fromChatCompletionRequest(body: unknown): ChatCompletionCall {
     ...optional("stop", toStop(wire.stop)),
     ...optional("maxTokens", wire.max_completion_tokens ?? wire.max_tokens ?? undefined),
     ...optional("responseFormat", toResponseFormat(wire.response_format)),
+    ...optional("logprobs", toLogprobCount(wire.logprobs, wire.top_logprobs)),
   };
-  return { request, stream: wire.stream === true, includeUsage: wire.stream_options?.include_usage === true };
+  return { request, n: wire.n ?? 1, stream: wire.stream === true, includeUsage: toIncludeUsage(wire) };
+}
+
+/** `logprobs: true` with `top_logprobs` alternatives (default 0); `top_logprobs` alone is refused, as OpenAI does. */
+function toLogprobCount(logprobs: boolean | null | undefined, top: number | null | undefined): number | undefined {
+  if (top != null && logprobs !== true) {
+    throw new EngineError("invalid_request", "Invalid 'top_logprobs': only allowed when 'logprobs' is true", { param: "top_logprobs" });
+  }
+  return logprobs === true ? top ?? 0 : undefined;
+}
+
+/** `stream_options` only makes sense on a stream: OpenAI refuses it otherwise, naming the field. */
+export function toIncludeUsage(wire: { stream?: boolean | null; stream_options?: { include_usage?: boolean | null } | null }): boolean {
+  if (wire.stream_options != null && wire.stream !== true) {
+    throw new EngineError("invalid_request", "Invalid 'stream_options': only allowed when 'stream' is true", { param: "stream_options" });
+  }
+  return wire.stream_options?.include_usage === true;
 }
 
 /** Sampling fields shared by chat and legacy completions; omitted fields stay omitted (backend defaults). */
 export function toSampling(wire: {
   temperature?: number | null; top_p?: number | null; seed?: number | null;
-  presence_penalty?: number | null; frequency_penalty?: number | null;
+  presence_penalty?: number | null; frequency_penalty?: number | null; logit_bias?: Record<string, number> | null;
 }): SamplingOptions {
   return {
+    ...optional("logitBias", wire.logit_bias && Object.keys(wire.logit_bias).length ? wire.logit_bias : undefined),
     ...optional("temperature", wire.temperature),
     ...optional("topP", wire.top_p),
     ...optional("seed", wire.seed),
@@ -68,8 +90,9 @@ export function toStop(stop: string | string[] | null | undefined): string[] | u
 export function parseArguments(text: string | null | undefined, param: string): unknown {
   if (text === null || text === undefined || text.trim() === "") return {};
   try {
-    return JSON.parse(text);
-  } catch {
+    return parseBoundedJson(text, param);
+  } catch (error) {
+    if (error instanceof JsonTooDeepError) throw tooDeep(error);
     throw new EngineError("invalid_request", `Invalid '${param}': the arguments are not valid JSON`, { param });
   }
 }

@@ -3,8 +3,11 @@
  * https://platform.openai.com/docs/api-reference/chat/object).
  */
 import type { ChatResult } from "../../engine/collect.js";
+import type { TokenLogprob } from "../../engine/events.js";
+import { sumChoiceUsage } from "./choices.js";
 import { toOpenAIFinishReason, type OpenAIFinishReason } from "./finish-reason.js";
 import { toChatUsage, type ChatUsage } from "./usage.js";
+import { toToolCallId } from "../../lib/ids.js";
 
 /** Identity of one response: the same id/created/model go on every chunk of a stream. */
 export interface ResponseMeta {
@@ -13,7 +16,20 @@ export interface ResponseMeta {
   created: number;
   /** The model id as the client sent it (OpenAI echoes the request's model). */
   model: string;
+  /** Whether logprobs were asked for: then each choice carries them, else `logprobs: null`. */
+  logprobs?: boolean;
 }
+
+/** One token's logprob as chat completions write it (https://platform.openai.com/docs/api-reference/chat/object). */
+export interface ChatTokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: Array<{ token: string; logprob: number; bytes: number[] }>;
+}
+
+/** A choice's `logprobs`: its content tokens (kiln never refuses, so `refusal` is null). */
+export interface ChatLogprobs { content: ChatTokenLogprob[]; refusal: null }
 
 /** Constant fingerprint: kiln has no deployment revisions to tell apart. */
 export const SYSTEM_FINGERPRINT = "fp_kiln";
@@ -40,44 +56,63 @@ export interface ChatCompletion {
       reasoning_content?: string;
       tool_calls?: WireToolCall[];
     };
-    logprobs: null;
+    logprobs: ChatLogprobs | null;
     finish_reason: OpenAIFinishReason;
   }>;
   usage: ChatUsage;
 }
 
-/** Engine tool-call ids carry no prefix; OpenAI clients expect `call_…`. */
+/** OpenAI clients expect `call_…` ids. */
 export function toCallId(id: string): string {
-  return `call_${id}`;
+  return toToolCallId("call_", id);
 }
 
-/** Builds the chat.completion body from a collected result. */
-export function toChatCompletion(result: ChatResult, meta: ResponseMeta): ChatCompletion {
-  const text = result.blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
-  const reasoning = result.blocks.flatMap((block) => (block.type === "reasoning" ? [block.text] : [])).join("");
-  const toolCalls = result.blocks.flatMap((block): WireToolCall[] => block.type === "tool-call"
-    ? [{ id: toCallId(block.id), type: "function", function: { name: block.name, arguments: argumentsText(block.json, block.input) } }]
-    : []);
+/** Builds the chat.completion body from the collected results, one choice each (`n`). */
+export function toChatCompletion(results: ChatResult[], meta: ResponseMeta): ChatCompletion {
   return {
     id: meta.id,
     object: "chat.completion",
     created: meta.created,
     model: meta.model,
     system_fingerprint: SYSTEM_FINGERPRINT,
-    choices: [{
-      index: 0,
-      message: {
-        role: "assistant",
-        // OpenAI sends null content beside tool calls; "" when the model said nothing at all.
-        content: text === "" && toolCalls.length ? null : text,
-        refusal: null,
-        ...(reasoning ? { reasoning_content: reasoning } : {}),
-        ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-      },
-      logprobs: null,
-      finish_reason: toOpenAIFinishReason(result.finishReason, toolCalls.length > 0),
-    }],
-    usage: toChatUsage(result.usage),
+    choices: results.map((result, index) => toChoice(result, index, meta)),
+    usage: toChatUsage(sumChoiceUsage(results.map((result) => result.usage), results.length)),
+  };
+}
+
+/** Chat logprobs of generated tokens, with each token's UTF-8 bytes as OpenAI gives them. */
+export function toChatLogprobs(tokens: TokenLogprob[]): ChatLogprobs {
+  const bytes = (token: string) => [...new TextEncoder().encode(token)];
+  return {
+    content: tokens.map((token) => ({
+      token: token.token,
+      logprob: token.logprob,
+      bytes: bytes(token.token),
+      top_logprobs: token.top.map((top) => ({ token: top.token, logprob: top.logprob, bytes: bytes(top.token) })),
+    })),
+    refusal: null,
+  };
+}
+
+function toChoice(result: ChatResult, index: number, meta: ResponseMeta): ChatCompletion["choices"][number] {
+  const text = result.blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
+  const reasoning = result.blocks.flatMap((block) => (block.type === "reasoning" ? [block.text] : [])).join("");
+  const toolCalls = result.blocks.flatMap((block): WireToolCall[] => block.type === "tool-call"
+    ? [{ id: toCallId(block.id), type: "function", function: { name: block.name, arguments: argumentsText(block.json, block.input) } }]
+    : []);
+  const logprobs = result.blocks.flatMap((block) => (block.type === "text" ? block.logprobs ?? [] : []));
+  return {
+    index,
+    message: {
+      role: "assistant",
+      // OpenAI sends null content beside tool calls; "" when the model said nothing at all.
+      content: text === "" && toolCalls.length ? null : text,
+      refusal: null,
+      ...(reasoning ? { reasoning_content: reasoning } : {}),
+      ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+    },
+    logprobs: meta.logprobs ? toChatLogprobs(logprobs) : null,
+    finish_reason: toOpenAIFinishReason(result.finishReason, toolCalls.length > 0),
   };
 }
 

@@ -48,7 +48,12 @@ const responsesRequestSchema = v.object({
   top_p: v.nullish(rangeSchema(0, 1)),
   stream: v.nullish(v.boolean()),
   text: textFormatSchema,
+  include: v.nullish(v.array(v.string())),
+  top_logprobs: v.nullish(rangeSchema(0, 20, true)),
 });
+
+/** The `include` value that asks for the output text's logprobs. */
+const LOGPROBS_INCLUDE = "message.output_text.logprobs";
 
 const functionToolSchema = v.object({
   name: v.string(),
@@ -78,6 +83,7 @@ export function fromResponsesRequest(body: unknown): ResponsesCall {
     sampling: toSampling(wire),
     ...optional("maxTokens", wire.max_output_tokens),
     ...optional("responseFormat", toResponseFormat(wire.text?.format)),
+    ...optional("logprobs", wire.include?.includes(LOGPROBS_INCLUDE) ? wire.top_logprobs ?? 0 : undefined),
   };
   return { request, stream: wire.stream === true };
 }

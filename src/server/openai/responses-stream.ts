@@ -9,7 +9,7 @@ import { toEngineError } from "../../engine/errors.js";
 import type { GenerationEvent } from "../../engine/events.js";
 import type { IdFactory } from "../../lib/ids.js";
 import { toOpenAIErrorBody } from "./errors.js";
-import { argumentsText, toCallId } from "./response.js";
+import { argumentsText, toCallId, toChatLogprobs, type ChatTokenLogprob } from "./response.js";
 import { formatSseEvent } from "../sse.js";
 import { toResponsesUsage, type ResponsesUsage } from "./usage.js";
 
@@ -20,10 +20,12 @@ export interface ResponsesMeta {
   created: number;
   model: string;
   ids: IdFactory;
+  /** `include: ["message.output_text.logprobs"]`: text deltas and parts carry their tokens' logprobs. */
+  logprobs?: boolean;
 }
 
 export type OutputItem =
-  | { id: string; type: "message"; role: "assistant"; status: string; content: Array<{ type: "output_text"; text: string; annotations: [] }> }
+  | { id: string; type: "message"; role: "assistant"; status: string; content: Array<{ type: "output_text"; text: string; annotations: []; logprobs?: ChatTokenLogprob[] }> }
   | { id: string; type: "reasoning"; summary: []; content: Array<{ type: "reasoning_text"; text: string }> }
   | { id: string; type: "function_call"; status: string; name: string; arguments: string; call_id: string };
 
@@ -69,13 +71,17 @@ export function createResponsesEncoder(meta: ResponsesMeta): { push(event: Gener
       case "text-start": {
         const added = open(event.index, { id: meta.ids("msg_"), type: "message", role: "assistant", status: "in_progress", content: [] });
         const { item, ref } = itemAt(event.index);
-        (item as Extract<OutputItem, { type: "message" }>).content.push({ type: "output_text", text: "", annotations: [] });
-        return [added, emit("response.content_part.added", { ...ref, content_index: 0, part: { type: "output_text", text: "", annotations: [] } })];
+        const part = { type: "output_text" as const, text: "", annotations: [] as [], ...(meta.logprobs ? { logprobs: [] } : {}) };
+        (item as Extract<OutputItem, { type: "message" }>).content.push(part);
+        return [added, emit("response.content_part.added", { ...ref, content_index: 0, part: structuredClone(part) })];
       }
       case "text-delta": {
         const { item, ref } = itemAt(event.index);
-        (item as Extract<OutputItem, { type: "message" }>).content[0]!.text += event.text;
-        return event.text ? [emit("response.output_text.delta", { ...ref, content_index: 0, delta: event.text, logprobs: [] })] : [];
+        const part = (item as Extract<OutputItem, { type: "message" }>).content[0]!;
+        const logprobs = meta.logprobs ? toChatLogprobs(event.logprobs ?? []).content : [];
+        part.text += event.text;
+        part.logprobs?.push(...logprobs);
+        return event.text ? [emit("response.output_text.delta", { ...ref, content_index: 0, delta: event.text, logprobs })] : [];
       }
       case "text-end": {
         const { item, ref } = itemAt(event.index);
@@ -83,7 +89,7 @@ export function createResponsesEncoder(meta: ResponsesMeta): { push(event: Gener
         message.status = "completed";
         const part = message.content[0]!;
         return [
-          emit("response.output_text.done", { ...ref, content_index: 0, text: part.text, logprobs: [] }),
+          emit("response.output_text.done", { ...ref, content_index: 0, text: part.text, logprobs: part.logprobs ?? [] }),
           emit("response.content_part.done", { ...ref, content_index: 0, part: structuredClone(part) }),
           emit("response.output_item.done", { output_index: ref.output_index, item: structuredClone(message) }),
         ];

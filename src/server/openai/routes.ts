@@ -5,12 +5,13 @@
  */
 import { observeEvents } from "../observe-events.js";
 import type { ModelInfo } from "../../engine/backend.js";
-import { collectResult } from "../../engine/collect.js";
+import { collectResult, type ChatResult } from "../../engine/collect.js";
 import { EngineError } from "../../engine/errors.js";
 import type { GenerationEvent } from "../../engine/events.js";
 import type { RequestContext, RouteInput } from "../context.js";
 import { jsonResponse, pullFirst } from "../respond.js";
 import { createSseResponse, formatSseComment } from "../sse.js";
+import { toChoiceRequests } from "./choices.js";
 import { fromCompletionRequest } from "./completions-request.js";
 import { encodeCompletionStream, toTextCompletion } from "./completions-response.js";
 import { fromChatCompletionRequest, type ChatRequestDraft } from "./request.js";
@@ -23,29 +24,26 @@ import { encodeChatCompletionStream } from "./stream.js";
 export async function handleChatCompletions(ctx: RequestContext, input: RouteInput): Promise<Response> {
   const call = fromChatCompletionRequest(input.body);
   ctx.report?.({ model: call.request.model, stream: call.stream });
-  const events = await startGeneration(ctx, call.request);
-  const meta = { id: ctx.ids("chatcmpl-"), created: unixSeconds(ctx), model: call.request.model };
-  if (!call.stream) return jsonResponse(toChatCompletion(await collectResult(events), meta));
-  return streamResponse(encodeChatCompletionStream(events, { ...meta, includeUsage: call.includeUsage }));
+  const model = requireModel(ctx, call.request.model);
+  const request = { ...call.request, maxTokens: call.request.maxTokens ?? model.contextSize };
+  const choices = await startChoices(ctx, toChoiceRequests(request, call.n), (r, options) => ctx.engine.generate(r, options));
+  const meta = { id: ctx.ids("chatcmpl-"), created: unixSeconds(ctx), model: call.request.model, logprobs: request.logprobs !== undefined };
+  if (!call.stream) return jsonResponse(toChatCompletion(await collectChoices(choices), meta));
+  return streamResponse(encodeChatCompletionStream(choices, { ...meta, includeUsage: call.includeUsage }));
 }
 
-/** POST /v1/completions: raw prompt, no chat template (https://platform.openai.com/docs/api-reference/completions). */
+/** POST /v1/completions: raw prompts, no chat template (https://platform.openai.com/docs/api-reference/completions). */
 export async function handleCompletions(ctx: RequestContext, input: RouteInput): Promise<Response> {
   const call = fromCompletionRequest(input.body);
-  ctx.report?.({ model: call.request.model, stream: call.stream });
-  requireModel(ctx, call.request.model);
-  const request = { ...call.request, metadata: { requestId: ctx.requestId, keyId: ctx.principal.keyId } };
-  const events = observeEvents(ctx, await pullFirst(ctx.engine.complete(request, { signal: ctx.signal })));
-  const options = {
-    id: ctx.ids("cmpl-"),
-    created: unixSeconds(ctx),
-    model: call.request.model,
-    ...(call.echo ? { echoPrompt: call.request.prompt } : {}),
-    logprobs: (call.request.logprobs ?? 0) > 0,
-    includeUsage: call.includeUsage,
-  };
-  if (!call.stream) return jsonResponse(toTextCompletion(await collectResult(events), options));
-  return streamResponse(encodeCompletionStream(events, options));
+  const model = call.requests[0]!.model;
+  ctx.report?.({ model, stream: call.stream });
+  requireModel(ctx, model);
+  const requests = call.requests.flatMap((request) => toChoiceRequests(request, call.n));
+  const choices = await startChoices(ctx, requests, (r, options) => ctx.engine.complete(r, options));
+  const logprobs = call.requests[0]!.logprobs !== undefined;
+  const options = { id: ctx.ids("cmpl-"), created: unixSeconds(ctx), model, logprobs, includeUsage: call.includeUsage, perPrompt: call.n };
+  if (!call.stream) return jsonResponse(toTextCompletion(await collectChoices(choices), options));
+  return streamResponse(encodeCompletionStream(choices, options));
 }
 
 /** POST /v1/responses (https://platform.openai.com/docs/api-reference/responses/create). */
@@ -53,7 +51,7 @@ export async function handleResponses(ctx: RequestContext, input: RouteInput): P
   const call = fromResponsesRequest(input.body);
   ctx.report?.({ model: call.request.model, stream: call.stream });
   const events = await startGeneration(ctx, call.request);
-  const meta = { id: ctx.ids("resp_"), created: unixSeconds(ctx), model: call.request.model, ids: ctx.ids };
+  const meta = { id: ctx.ids("resp_"), created: unixSeconds(ctx), model: call.request.model, ids: ctx.ids, logprobs: call.request.logprobs !== undefined };
   if (!call.stream) return jsonResponse(await collectResponse(events, meta));
   return streamResponse(encodeResponsesStream(events, meta));
 }
@@ -64,8 +62,32 @@ export async function handleResponses(ctx: RequestContext, input: RouteInput): P
  */
 async function startGeneration(ctx: RequestContext, draft: ChatRequestDraft): Promise<AsyncIterable<GenerationEvent>> {
   const model = requireModel(ctx, draft.model);
-  const request = { ...draft, maxTokens: draft.maxTokens ?? model.contextSize, metadata: { requestId: ctx.requestId, keyId: ctx.principal.keyId } };
-  return observeEvents(ctx, await pullFirst(ctx.engine.generate(request, { signal: ctx.signal })));
+  const request = { ...draft, maxTokens: draft.maxTokens ?? model.contextSize };
+  const [events] = await startChoices(ctx, [request], (r, options) => ctx.engine.generate(r, options));
+  return events!();
+}
+
+/**
+ * One lazily started generation per choice, reporting into one usage record. The first is pulled at once, so an error
+ * before it starts is still a real HTTP status; the others start when the choice before them has ended.
+ */
+async function startChoices<R extends { metadata?: Record<string, string> }>(
+  ctx: RequestContext,
+  requests: R[],
+  run: (request: R, options: { signal: AbortSignal }) => AsyncIterable<GenerationEvent>,
+): Promise<Array<() => AsyncIterable<GenerationEvent>>> {
+  const totals = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+  const metadata = { requestId: ctx.requestId, keyId: ctx.principal.keyId };
+  const start = (request: R) => observeEvents(ctx, run({ ...request, metadata }, { signal: ctx.signal }), totals);
+  const first = await pullFirst(start(requests[0]!));
+  return requests.map((request, i) => (i === 0 ? () => first : () => start(request)));
+}
+
+/** The non-streaming path: each choice collected in turn. */
+async function collectChoices(choices: Array<() => AsyncIterable<GenerationEvent>>): Promise<ChatResult[]> {
+  const results: ChatResult[] = [];
+  for (const choice of choices) results.push(await collectResult(choice()));
+  return results;
 }
 
 function requireModel(ctx: RequestContext, id: string): ModelInfo {

@@ -14,6 +14,9 @@ export function rangeSchema(min: number, max: number, integer = false) {
     : v.pipe(v.number(), v.minValue(min, message), v.maxValue(max, message));
 }
 
+/** Most choices (`n`) one request may ask for: they are generated one after another. */
+export const MAX_CHOICES = 16;
+
 /** A positive whole number (token limits). */
 export const positiveIntSchema = v.pipe(v.number(), v.integer("Expected a whole number"), v.minValue(1, "Expected at least 1"));
 
@@ -24,14 +27,15 @@ export const stopSchema = v.nullish(v.union([v.string(), v.array(v.string())]));
 export const samplingFields = {
   temperature: v.nullish(rangeSchema(0, 2)),
   top_p: v.nullish(rangeSchema(0, 1)),
-  seed: v.nullish(v.pipe(v.number(), v.integer("Expected a whole number"))),
+  // A signed 64-bit integer, as OpenAI declares it (2^63 − 1 reads back as 2^63 in a double).
+  seed: v.nullish(v.pipe(v.number(), v.integer("Expected a whole number"), v.minValue(-(2 ** 63), "Expected a 64-bit integer"), v.maxValue(2 ** 63, "Expected a 64-bit integer"))),
+  logit_bias: v.nullish(v.record(v.pipe(v.string(), v.regex(/^\d+$/, "Expected token ids as keys")), rangeSchema(-100, 100))),
   presence_penalty: v.nullish(rangeSchema(-2, 2)),
   frequency_penalty: v.nullish(rangeSchema(-2, 2)),
   stop: stopSchema,
   stream: v.nullish(v.boolean()),
   stream_options: v.nullish(v.object({ include_usage: v.nullish(v.boolean()) })),
-  // kiln generates one choice per request: say so instead of silently returning one.
-  n: v.nullish(v.pipe(v.number(), v.integer("Expected a whole number"), v.minValue(1, "Expected at least 1"), v.maxValue(1, "kiln generates one choice per request; n must be 1"))),
+  n: v.nullish(rangeSchema(1, MAX_CHOICES, true)),
 };
 
 const textPartSchema = v.object({ type: v.literal("text"), text: v.string() });

@@ -1,14 +1,15 @@
 /**
  * GenerationEvents → chat.completion.chunk SSE frames (spec §4.2/§4.3,
- * https://platform.openai.com/docs/api-reference/chat-streaming). A short fold: a role chunk first, one delta
- * per text/reasoning/tool-call fragment (never content and tool_calls together), one finish chunk, the
- * include_usage chunk with empty choices, then `data: [DONE]`.
+ * https://platform.openai.com/docs/api-reference/chat-streaming). A short fold per choice: a role chunk first, one
+ * delta per text/reasoning/tool-call fragment (never content and tool_calls together), one finish chunk; after the
+ * last choice the include_usage chunk with empty choices, then `data: [DONE]`.
  */
 import { toEngineError } from "../../engine/errors.js";
-import type { GenerationEvent } from "../../engine/events.js";
+import type { GenerationEvent, Usage } from "../../engine/events.js";
+import { sequenceChoices, sumChoiceUsage } from "./choices.js";
 import { toOpenAIErrorBody } from "./errors.js";
 import { toOpenAIFinishReason, type OpenAIFinishReason } from "./finish-reason.js";
-import { SYSTEM_FINGERPRINT, toCallId, type ResponseMeta } from "./response.js";
+import { SYSTEM_FINGERPRINT, toCallId, toChatLogprobs, type ChatLogprobs, type ResponseMeta } from "./response.js";
 import { formatSseEvent } from "../sse.js";
 import { toChatUsage, type ChatUsage } from "./usage.js";
 
@@ -33,32 +34,44 @@ export interface ChatCompletionChunk {
   created: number;
   model: string;
   system_fingerprint: string;
-  choices: Array<{ index: number; delta: ChunkDelta; logprobs: null; finish_reason: OpenAIFinishReason | null }>;
+  choices: Array<{ index: number; delta: ChunkDelta; logprobs: ChatLogprobs | null; finish_reason: OpenAIFinishReason | null }>;
   usage?: ChatUsage | null;
 }
 
-/** Encodes a whole event stream as SSE frames (strings ending in a blank line). */
-export async function* encodeChatCompletionStream(events: AsyncIterable<GenerationEvent>, options: ChatStreamOptions): AsyncGenerator<string> {
-  const encode = createChatStreamEncoder(options);
+/**
+ * Encodes the choices' event streams, run one after another, as SSE frames (strings ending in a blank line); an
+ * error ends the whole stream in-band.
+ */
+export async function* encodeChatCompletionStream(choices: Array<() => AsyncIterable<GenerationEvent>>, options: ChatStreamOptions): AsyncGenerator<string> {
+  const encoders = choices.map((_, index) => createChatStreamEncoder(options, index));
+  const usages: Usage[] = [];
   try {
-    for await (const event of events) yield* encode(event);
+    for await (const { choice, event } of sequenceChoices(choices)) {
+      yield* encoders[choice]!(event);
+      if (event.type === "error") return;
+      if (event.type === "finish") usages.push(event.usage);
+    }
   } catch (error) {
     // A failure outside the engine's own error events still ends the stream with an in-band error.
-    yield* encode({ type: "error", error: toEngineError(error) });
+    yield formatSseEvent(undefined, toOpenAIErrorBody(toEngineError(error)));
+    return;
   }
+  if (options.includeUsage) yield formatSseEvent(undefined, { ...toChunk(options, []), usage: toChatUsage(sumChoiceUsage(usages, choices.length)) });
+  yield formatSseEvent(undefined, "[DONE]");
 }
 
-/** A stateful fold: each event → the frames it produces (often none). */
-export function createChatStreamEncoder(options: ChatStreamOptions): (event: GenerationEvent) => string[] {
+/** A stateful fold for choice `index`: each event → the frames it produces (often none), up to its finish chunk. */
+export function createChatStreamEncoder(options: ChatStreamOptions, index = 0): (event: GenerationEvent) => string[] {
   const toolIndexOf = new Map<number, number>();
   const argumentsSent = new Set<number>();
-  const chunk = (delta: ChunkDelta, finishReason: OpenAIFinishReason | null = null): string => formatSseEvent(undefined, toChunk(options, [{ index: 0, delta, logprobs: null, finish_reason: finishReason }]));
+  const chunk = (delta: ChunkDelta, finishReason: OpenAIFinishReason | null = null, logprobs: ChatLogprobs | null = null): string =>
+    formatSseEvent(undefined, toChunk(options, [{ index, delta, logprobs, finish_reason: finishReason }]));
   const toolDelta = (index: number, json: string): string => chunk({ tool_calls: [{ index, function: { arguments: json } }] });
 
   return (event) => {
     switch (event.type) {
       case "start": return [chunk({ role: "assistant", content: "", refusal: null })];
-      case "text-delta": return event.text ? [chunk({ content: event.text })] : [];
+      case "text-delta": return event.text ? [chunk({ content: event.text }, null, options.logprobs ? toChatLogprobs(event.logprobs ?? []) : null)] : [];
       case "reasoning-delta": return event.text ? [chunk({ reasoning_content: event.text })] : [];
       case "tool-call-start": {
         const index = toolIndexOf.size;
@@ -73,11 +86,7 @@ export function createChatStreamEncoder(options: ChatStreamOptions): (event: Gen
       case "tool-call-end":
         // A call whose arguments never streamed still needs JSON text: "{}" for no arguments (spec §4.3).
         return argumentsSent.has(event.index) ? [] : [toolDelta(toolIndexOf.get(event.index) ?? 0, JSON.stringify(event.input ?? {}))];
-      case "finish": {
-        const frames = [chunk({}, toOpenAIFinishReason(event.reason, toolIndexOf.size > 0))];
-        if (options.includeUsage) frames.push(formatSseEvent(undefined, { ...toChunk(options, []), usage: toChatUsage(event.usage) }));
-        return [...frames, formatSseEvent(undefined, "[DONE]")];
-      }
+      case "finish": return [chunk({}, toOpenAIFinishReason(event.reason, toolIndexOf.size > 0))];
       case "error": return [formatSseEvent(undefined, toOpenAIErrorBody(event.error))];
       default: return [];
     }

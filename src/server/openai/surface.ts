@@ -1,8 +1,8 @@
 /**
  * The OpenAI-compatible surface as app.ts mounts it: chat completions, legacy completions and the Responses API
- * under /v1 (GET /v1/models is shared and served by app.ts), with OpenAI's error shape.
+ * under /v1 and without it (GET /v1/models is shared and served by app.ts), with OpenAI's error shape.
  */
-import type { Surface } from "../context.js";
+import { withUnversionedPaths, type Surface } from "../context.js";
 import { openAIErrorResponse } from "./errors.js";
 import { handleChatCompletions, handleCompletions, handleResponses } from "./routes.js";
 
@@ -10,11 +10,11 @@ import { handleChatCompletions, handleCompletions, handleResponses } from "./rou
 export function createOpenAISurface(): Surface {
   return {
     name: "openai",
-    routes: [
+    routes: withUnversionedPaths([
       { method: "POST", path: "/v1/chat/completions", auth: true, handler: handleChatCompletions },
       { method: "POST", path: "/v1/completions", auth: true, handler: handleCompletions },
       { method: "POST", path: "/v1/responses", auth: true, handler: handleResponses },
-    ],
+    ]),
     errorResponse: openAIErrorResponse,
   };
 }

@@ -5,9 +5,9 @@
  * reader into a small event buffer and keeps in step with the context's other sequences through the decode barrier,
  * so they share decode batches and a slow reader holds up no one else.
  */
-import { LlamaGrammarEvaluationState, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
+import { LlamaGrammarEvaluationState, type Llama, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 import { EngineError, toEngineError } from "../../errors.js";
-import type { FinishReason, GenerationEvent, TokenLogprob } from "../../events.js";
+import type { FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob } from "../../events.js";
 import type { GenerationPlan } from "../../generation-plan.js";
 import { TokenEvents } from "../../token-events.js";
 import type { Vocabulary } from "../../text/vocabulary.js";
@@ -58,17 +58,21 @@ async function decodeTokens(
   signal: AbortSignal | undefined,
   out: EventBuffer<GenerationEvent>,
 ): Promise<void> {
-  const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, lease.reusedTokens);
-  out.push(tokens.start());
-  const options = toEvaluateOptions(plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState);
-  const wantLogprobs = (plan.logprobs ?? 0) > 0;
+  // A failure here precedes `start`: the engine answers it with a real HTTP status.
+  const scored = plan.echo?.logprobs ? await scorePrompt(runtime.model, lease.sequence, plan.prompt as Token[], plan.logprobs ?? 0) : undefined;
+  // Scoring evaluated the whole prompt but its last token afresh: only that token is left to evaluate.
+  const evaluated = scored ? plan.prompt.length - 1 : lease.reusedTokens;
+  const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, scored ? 0 : lease.reusedTokens);
+  out.push(tokens.start(scored));
+  const options = toEvaluateOptions(runtime.model, plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState);
+  const top = plan.logprobs;
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";
   try {
-    const steps = lease.sequence.evaluateWithMetadata(plan.prompt.slice(lease.reusedTokens) as Token[], { confidence: wantLogprobs, probabilities: wantLogprobs }, options);
+    const steps = lease.sequence.evaluateWithMetadata(plan.prompt.slice(evaluated) as Token[], { confidence: top !== undefined, probabilities: (top ?? 0) > 0 }, options);
     for await (const step of steps) {
       if (signal?.aborted || out.closed) { reason = "aborted"; break; }
-      const logprobs = wantLogprobs ? [toLogprob(runtime.model, step, plan.logprobs ?? 0)] : undefined;
+      const logprobs = top !== undefined ? [toLogprob(runtime.model, step, top)] : undefined;
       const { events, finished } = tokens.push(step.token, logprobs);
       for (const event of events) out.push(event);
       if (finished) { reason = finished; break; }
@@ -119,6 +123,39 @@ function toLogprob(model: LlamaModel, step: { token: Token; confidence?: number;
     logprob: Math.log(step.confidence ?? step.probabilities?.get(step.token) ?? 0),
     top: alternatives.map(([token, probability]) => ({ token: model.detokenize([token], false), logprob: Math.log(probability) })),
   };
+}
+
+/** Prompt tokens scored per evaluation: each asks for logits, and llama.cpp sizes its output buffer by the batch's. */
+const SCORE_CHUNK = 64;
+
+/**
+ * The logprob of each prompt token given those before it (the first has none, hence null), with `top` alternatives:
+ * the prompt but its last token is evaluated from an empty sequence (cached positions keep no logits), each
+ * position asking only for the logits it needs (the next token's, the best `top`, the maximum) and their total weight.
+ */
+async function scorePrompt(model: LlamaModel, sequence: LlamaContextSequence, prompt: Token[], top: number): Promise<PromptTokenLogprob[]> {
+  await sequence.clearHistory();
+  const text = (token: Token) => model.detokenize([token], false);
+  const logprobs: PromptTokenLogprob[] = [{ token: text(prompt[0]!), logprob: null, top: null }];
+  for (let start = 0; start < prompt.length - 1; start += SCORE_CHUNK) {
+    const chunk = prompt.slice(start, Math.min(start + SCORE_CHUNK, prompt.length - 1));
+    const outputs = await sequence.controlledEvaluate(chunk.map((token, i) => [token, {
+      generateNext: { logits: { filter: { tokens: [prompt[start + i + 1]!], includeTop: top, includeMax: true } }, totalLogitWeight: true },
+    }]));
+    chunk.forEach((_, i) => {
+      const next = outputs[i]?.next;
+      const logits = [...(next?.logits ?? new Map<Token, number>()).entries()].sort((a, b) => b[1] - a[1]);
+      // totalLogitWeight = Σ exp(logit − max), so log p(t) = logit(t) − max − log(weight).
+      const logZ = (logits[0]?.[1] ?? 0) + Math.log(next?.totalLogitWeight ?? 1);
+      const token = prompt[start + i + 1]!;
+      logprobs.push({
+        token: text(token),
+        logprob: (logits.find(([id]) => id === token)?.[1] ?? -Infinity) - logZ,
+        top: logits.slice(0, top).map(([id, logit]) => ({ token: text(id), logprob: logit - logZ })),
+      });
+    });
+  }
+  return logprobs;
 }
 
 async function compileGrammar(runtime: GenerationRuntime, grammar: { text: string; param: string }): Promise<LlamaGrammarEvaluationState> {

@@ -1,5 +1,6 @@
 /** Maps the internal SamplingOptions onto node-llama-cpp's evaluation options, with llama.cpp's usual defaults. */
-import type { LlamaGrammarEvaluationState, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import type { LlamaGrammarEvaluationState, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import { TokenBias } from "node-llama-cpp";
 import type { SamplingOptions } from "../../messages.js";
 import { PENALTY_WINDOW, SAMPLING_DEFAULTS as DEFAULTS } from "../../sampling-defaults.js";
 
@@ -8,6 +9,7 @@ import { PENALTY_WINDOW, SAMPLING_DEFAULTS as DEFAULTS } from "../../sampling-de
  * last 64 tokens. Temperature 0 is greedy (the other samplers are then irrelevant).
  */
 export function toEvaluateOptions(
+  model: LlamaModel,
   sampling: SamplingOptions = {},
   history: () => Token[],
   grammarEvaluationState?: LlamaGrammarEvaluationState,
@@ -23,6 +25,7 @@ export function toEvaluateOptions(
         seed: sampling.seed,
       };
   if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
+  if (sampling.logitBias) options.tokenBias = toTokenBias(model, sampling.logitBias);
   if (hasPenalty(sampling)) {
     options.repeatPenalty = {
       punishTokens: () => history().slice(-PENALTY_WINDOW),
@@ -38,4 +41,11 @@ function hasPenalty(sampling: SamplingOptions): boolean {
   return (sampling.repeatPenalty !== undefined && sampling.repeatPenalty !== 1)
     || Boolean(sampling.presencePenalty)
     || Boolean(sampling.frequencyPenalty);
+}
+
+/** OpenAI's logit_bias is added to the logit, which is what node-llama-cpp's `{ logit }` bias does. */
+function toTokenBias(model: LlamaModel, logitBias: Record<number, number>): TokenBias {
+  const bias = new TokenBias(model.tokenizer);
+  for (const [token, value] of Object.entries(logitBias)) bias.set(Number(token) as Token, { logit: value });
+  return bias;
 }

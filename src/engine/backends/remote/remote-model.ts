@@ -60,6 +60,8 @@ class RemoteModel implements LoadedModel {
     const body: Record<string, unknown> = {
       model: this.upstreamModel, prompt: request.prompt, max_tokens: request.maxTokens, stream: true, stream_options: { include_usage: true },
       ...(request.suffix !== undefined ? { suffix: request.suffix } : {}), ...(request.stop?.length ? { stop: request.stop } : {}),
+      // The upstream echoes the prompt as the first text it streams.
+      ...(request.echo ? { echo: true } : {}),
       ...(request.sampling?.temperature !== undefined ? { temperature: request.sampling.temperature } : {}),
       ...(request.sampling?.topP !== undefined ? { top_p: request.sampling.topP } : {}),
       ...(request.sampling?.seed !== undefined ? { seed: request.sampling.seed } : {}),

@@ -4,14 +4,21 @@
  * where present: `stop_reason` (the matched stop string) and per-chunk usage (`continuous_usage_stats`), which
  * gives the prompt size before the first token.
  */
-import type { FinishReason, GenerationEvent, Usage } from "../../events.js";
+import type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "../../events.js";
 import { EngineError } from "../../errors.js";
 import { randomId } from "../../../lib/ids.js";
+import { JsonTooDeepError, MAX_JSON_DEPTH, parseBoundedJson } from "../../../lib/json-depth.js";
 
 interface UpstreamUsage { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null }
 interface UpstreamToolDelta { index?: number; id?: string; function?: { name?: string; arguments?: string } }
+interface UpstreamLogprob { token?: string; logprob?: number; top_logprobs?: Array<{ token?: string; logprob?: number }> | null }
 interface UpstreamChunk {
-  choices?: Array<{ delta?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null; tool_calls?: UpstreamToolDelta[] }; finish_reason?: string | null; stop_reason?: string | number | null }>;
+  choices?: Array<{
+    delta?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null; tool_calls?: UpstreamToolDelta[] };
+    logprobs?: { content?: UpstreamLogprob[] | null } | null;
+    finish_reason?: string | null;
+    stop_reason?: string | number | null;
+  }>;
   usage?: UpstreamUsage | null;
   error?: { message?: string };
 }
@@ -59,7 +66,7 @@ export class UpstreamEventMapper {
       const delta = choice.delta ?? {};
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (reasoning) events.push(...this.append("reasoning", reasoning));
-      if (delta.content) events.push(...this.append("text", delta.content));
+      if (delta.content) events.push(...this.append("text", delta.content, toLogprobs(choice.logprobs?.content)));
       for (const call of delta.tool_calls ?? []) events.push(...this.appendToolCall(call));
       if (choice.finish_reason) this.finishReason = choice.finish_reason;
       if (typeof choice.stop_reason === "string") this.stopReason = choice.stop_reason;
@@ -88,10 +95,10 @@ export class UpstreamEventMapper {
     this.usage = { inputTokens: input, cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? this.usage.cachedInputTokens, outputTokens: usage.completion_tokens ?? this.usage.outputTokens };
   }
 
-  private append(kind: "text" | "reasoning", text: string): GenerationEvent[] {
+  private append(kind: "text" | "reasoning", text: string, logprobs?: TokenLogprob[]): GenerationEvent[] {
     const events = this.open?.kind === kind ? [] : [...this.closeOpen(), ...this.openBlock(kind)];
     const index = this.open!.index;
-    events.push(kind === "text" ? { type: "text-delta", index, text } : { type: "reasoning-delta", index, text });
+    events.push(kind === "reasoning" ? { type: "reasoning-delta", index, text } : logprobs ? { type: "text-delta", index, text, logprobs } : { type: "text-delta", index, text });
     return events;
   }
 
@@ -133,8 +140,19 @@ export class UpstreamEventMapper {
 function parseArguments(json: string): unknown {
   if (json.trim() === "") return {};
   try {
-    return JSON.parse(json);
-  } catch {
-    throw new EngineError("backend_failure", `upstream returned tool arguments that are not valid JSON: ${json.slice(0, 200)}`);
+    return parseBoundedJson(json);
+  } catch (error) {
+    const what = error instanceof JsonTooDeepError ? `nested deeper than ${MAX_JSON_DEPTH} levels` : "not valid JSON";
+    throw new EngineError("backend_failure", `upstream returned tool arguments that are ${what}: ${json.slice(0, 200)}`);
   }
+}
+
+/** The upstream's chat logprobs (when it sent any) in the internal shape. */
+function toLogprobs(content: UpstreamLogprob[] | null | undefined): TokenLogprob[] | undefined {
+  if (!content?.length) return undefined;
+  return content.map((entry) => ({
+    token: entry.token ?? "",
+    logprob: entry.logprob ?? 0,
+    top: (entry.top_logprobs ?? []).map((top) => ({ token: top.token ?? "", logprob: top.logprob ?? 0 })),
+  }));
 }

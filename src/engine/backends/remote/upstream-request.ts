@@ -23,7 +23,9 @@ export function toUpstreamChatBody(request: ChatRequest, upstreamModel: string):
   if (sampling.seed !== undefined) body.seed = sampling.seed;
   if (sampling.presencePenalty !== undefined) body.presence_penalty = sampling.presencePenalty;
   if (sampling.frequencyPenalty !== undefined) body.frequency_penalty = sampling.frequencyPenalty;
+  if (sampling.logitBias !== undefined) body.logit_bias = sampling.logitBias;
   if (request.stop?.length) body.stop = request.stop;
+  if (request.logprobs !== undefined) Object.assign(body, { logprobs: true, top_logprobs: request.logprobs });
   if (request.tools?.length) {
     body.tools = request.tools.map((tool) => ({
       type: "function",

@@ -19,9 +19,10 @@ export async function* runWebGpuGeneration(
   signal?: AbortSignal,
 ): AsyncGenerator<GenerationEvent> {
   throwIfAborted(signal);
+  if (plan.echo?.logprobs) throw new EngineError("invalid_request", "echo: the webgpu backend cannot score prompt tokens; ask for echo or logprobs, not both", { param: "echo" });
   const sampler = createSampler(plan.sampling);
-  const logprobs = plan.logprobs ?? 0;
-  const needLogits = !sampler.usesGpuArgmax || logprobs > 0;
+  const logprobs = plan.logprobs;
+  const needLogits = !sampler.usesGpuArgmax || logprobs !== undefined;
   const reused = session.reuse(plan.prompt);
   const tokens = new TokenEvents(plan, deps.vocabulary, deps.ids, reused);
   let step = undefined as Awaited<ReturnType<DecodeSession["feed"]>> | undefined;
@@ -34,10 +35,10 @@ export async function* runWebGpuGeneration(
   for (;;) {
     if (signal?.aborted) { reason = "aborted"; break; }
     // The sampler applies penalties to the logits in place; logprobs describe the model's own distribution.
-    const raw = logprobs > 0 ? step!.logits!.slice() : undefined;
+    const raw = logprobs !== undefined ? step!.logits!.slice() : undefined;
     const token = sampler.usesGpuArgmax ? step!.token : sampler.pick(step!.logits!, [...plan.prompt, ...tokens.output]);
     if (deps.vocabulary.isEog(token)) break;
-    const alternatives = raw ? [logprobsOf(raw, token, logprobs, (id) => deps.vocabulary.detokenize([id], false))] : undefined;
+    const alternatives = raw ? [logprobsOf(raw, token, logprobs ?? 0, (id) => deps.vocabulary.detokenize([id], false))] : undefined;
     const { events, finished } = tokens.push(token, alternatives);
     yield* events;
     if (finished) { reason = finished; break; }

@@ -16,7 +16,7 @@ export interface TokenSampler {
 
 export function createSampler(options: SamplingOptions = {}): TokenSampler {
   const temperature = options.temperature ?? SAMPLING_DEFAULTS.temperature;
-  const penalties = hasPenalties(options);
+  const penalties = hasPenalties(options) || options.logitBias !== undefined;
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
   return {
     usesGpuArgmax: temperature <= 0 && !penalties,
@@ -38,7 +38,7 @@ export function logprobsOf(logits: Float32Array, token: number, top: number, det
   let sum = 0;
   for (const value of logits) sum += Math.exp(value - max);
   const logZ = max + Math.log(sum);
-  const best = topK(logits, top);
+  const best = top > 0 ? topK(logits, top) : [];
   return {
     token: detokenize(token),
     logprob: logits[token]! - logZ,
@@ -113,4 +113,5 @@ function applyPenalties(logits: Float32Array, recent: readonly number[], options
     logit -= count * (options.frequencyPenalty ?? 0) + (options.presencePenalty ?? 0);
     logits[token] = logit;
   }
+  for (const [token, bias] of Object.entries(options.logitBias ?? {})) logits[Number(token)]! += bias;
 }

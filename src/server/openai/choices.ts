@@ -1,0 +1,33 @@
+/**
+ * Several generations for one request: `n` choices of a prompt, or one set per prompt of a legacy completion. They
+ * run one after another, so each later choice finds the prompt already evaluated in the slot the first one used (the
+ * prefix cache) and only generates. Usage follows OpenAI: each prompt counted once, completions summed.
+ */
+import type { GenerationEvent, Usage } from "../../engine/events.js";
+import type { SamplingOptions } from "../../engine/messages.js";
+
+/**
+ * `n` copies of a request; with a seed, choice i samples with seed + i, so seeded choices differ yet repeat. A seed
+ * near 2^63 wraps around: llama.cpp keeps 32 bits of it anyway.
+ */
+export function toChoiceRequests<R extends { sampling?: SamplingOptions }>(request: R, n: number): R[] {
+  const seed = request.sampling?.seed;
+  return Array.from({ length: n }, (_, i) => (seed === undefined || i === 0 ? request : { ...request, sampling: { ...request.sampling, seed: (seed + i) % 2 ** 32 } }));
+}
+
+/** Usage of choices grouped `perPrompt` to a prompt: the prompt (and its reuse) of each group's first, all completions. */
+export function sumChoiceUsage(usages: Usage[], perPrompt: number): Usage {
+  const firsts = usages.filter((_, i) => i % perPrompt === 0);
+  return {
+    inputTokens: firsts.reduce((sum, usage) => sum + usage.inputTokens, 0),
+    cachedInputTokens: firsts.reduce((sum, usage) => sum + usage.cachedInputTokens, 0),
+    outputTokens: usages.reduce((sum, usage) => sum + usage.outputTokens, 0),
+  };
+}
+
+/** Each choice's events in turn, tagged with its index; a choice's stream is only started once the one before ended. */
+export async function* sequenceChoices(runs: Array<() => AsyncIterable<GenerationEvent>>): AsyncGenerator<{ choice: number; event: GenerationEvent }> {
+  for (const [choice, run] of runs.entries()) {
+    for await (const event of run()) yield { choice, event };
+  }
+}
