@@ -4,7 +4,7 @@
  */
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { runKilnCli, spawnServe, type ServeProcess } from "./spawn-serve.js";
+import { runKilnCli, spawnServe, type ServeProcess } from "../helpers/spawn-serve.js";
 
 let serve: ServeProcess | undefined;
 

@@ -1,35 +1,37 @@
 /**
- * A gate a scripted generation waits at after its `start` event while the gate is held, so a test can keep a
- * request in flight (its slot busy, its headers sent) for exactly as long as it needs, with no sleeps.
+ * A gate scripted generations wait at after their `start` event, so a test can keep a request in flight (its slot
+ * busy, its headers sent) for exactly as long as it needs, with no sleeps.
  */
 
-/** Held or open; generations waiting at a held gate go on when it opens or their request is aborted. */
+/** Catches the next generations that reach it; they go on when it opens or their request is aborted. */
 export interface ScriptGate {
-  /** Generations that reach the gate from now on wait. */
-  hold(): void;
+  /** The next `count` generations to reach the gate wait there (later ones pass). */
+  hold(count?: number): void;
   /** Lets every waiting generation go on. */
   open(): void;
-  /** Resolves when the gate is open or `signal` aborts. */
+  /** Waits when the gate still has a catch left; resolves at once when `signal` aborts. */
   pass(signal?: AbortSignal): Promise<void>;
 }
 
 export function createScriptGate(): ScriptGate {
-  let held: { promise: Promise<void>; resolve: () => void } | undefined;
+  let catches = 0;
+  let waiting: Array<() => void> = [];
   return {
-    hold() {
-      if (held) return;
-      let resolve!: () => void;
-      const promise = new Promise<void>((done) => (resolve = done));
-      held = { promise, resolve };
+    hold(count = 1) {
+      catches = count;
     },
     open() {
-      held?.resolve();
-      held = undefined;
+      catches = 0;
+      for (const release of waiting) release();
+      waiting = [];
     },
     async pass(signal) {
-      if (!held || signal?.aborted) return;
-      const aborted = new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
-      await Promise.race([held.promise, aborted]);
+      if (catches === 0 || signal?.aborted) return;
+      catches -= 1;
+      await new Promise<void>((resolve) => {
+        waiting.push(resolve);
+        signal?.addEventListener("abort", () => resolve(), { once: true });
+      });
     },
   };
 }

@@ -24,7 +24,7 @@ export function makeHome(): string {
 function entryPoint(): string {
   const main = join(root, "dist/cli/main.js");
   if (!existsSync(join(root, "dist/cli/commands/keys.js"))) throw new Error("build first: npx tsc -p tsconfig.json");
-  return readFileSync(main, "utf8").includes("registerKeys") ? join(root, "bin/kiln.js") : join(root, "test/team/team-cli-driver.mjs");
+  return readFileSync(main, "utf8").includes("registerKeys") ? join(root, "bin/kiln.js") : join(root, "test/helpers/team-cli-driver.mjs");
 }
 
 /** Runs `kiln <args>` with KILN_HOME=home; resolves with the exit code and output (never rejects on exit codes). */
