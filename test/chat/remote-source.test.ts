@@ -1,15 +1,17 @@
 /**
- * `kiln chat --url`: the remote source turns a server's SSE back into GenerationEvents. Checked two ways: the
- * server encoders' golden streams must fold to the same result as the events they were encoded from, and a
- * real `kiln serve` on 127.0.0.1 with the real model must stream well-formed replies over both protocols.
+ * `kiln chat --url`: the remote source turns a server's SSE back into GenerationEvents (Anthropic streams with the
+ * chat's reader, OpenAI streams with the engine's remote-model mapper). Checked two ways: the server encoders'
+ * golden streams must fold to the same result as the events they were encoded from, and a real `kiln serve` on
+ * 127.0.0.1 with the real model must stream well-formed replies over both protocols.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectResult, type ChatResult } from "../../src/engine/collect.js";
 import { checkEventSequence } from "../../src/engine/event-invariants.js";
 import type { GenerationEvent } from "../../src/engine/events.js";
-import { readSse } from "../../src/chat/read-sse.js";
+import { toEngineError } from "../../src/engine/errors.js";
+import { readSse } from "../../src/lib/read-sse.js";
 import { createAnthropicStreamReader } from "../../src/chat/from-anthropic-stream.js";
-import { createOpenAiStreamReader } from "../../src/chat/from-openai-stream.js";
+import { readSseData, UpstreamEventMapper } from "../../src/engine/backends/remote/upstream-events.js";
 import { createRemoteSource, type RemoteApi } from "../../src/chat/remote-source.js";
 import { toOpenAIFinishReason } from "../../src/server/openai/finish-reason.js";
 import { listCases, readEvents } from "../helpers/golden.js";
@@ -30,17 +32,24 @@ async function* eventsOfSse(text: string, api: RemoteApi): AsyncGenerator<Genera
   });
   if (api === "anthropic") {
     const read = createAnthropicStreamReader();
-    for await (const sse of readSse(body)) yield* read(JSON.parse(sse.data));
+    for await (const sse of readSse(body)) if (sse.data) yield* read(JSON.parse(sse.data));
     return;
   }
-  const reader = createOpenAiStreamReader();
-  for await (const sse of readSse(body)) {
-    if (sse.data === "[DONE]") break;
-    const events = reader.read(JSON.parse(sse.data));
-    yield* events;
-    if (events.at(-1)?.type === "error") return;
+  // As the remote model streams it; a failure after `start` becomes an error event, as the engine makes it.
+  const mapper = new UpstreamEventMapper(TEST_MODEL);
+  let started = false;
+  try {
+    for await (const data of readSseData(body)) {
+      for (const event of mapper.map(JSON.parse(data))) {
+        started = true;
+        yield event;
+      }
+    }
+    yield* mapper.finish();
+  } catch (error) {
+    if (!started) throw error;
+    yield { type: "error", error: toEngineError(error) };
   }
-  yield* reader.end();
 }
 
 /** What the chat shows of a result: blocks, reason and usage (ids of the wire and model names aside). */
@@ -74,7 +83,9 @@ describe("the servers' golden streams read back to their events", () => {
     expect(checkEventSequence(read)).toEqual([]);
     const expected = (await outcome(readEvents("openai", name))) as Record<string, any>;
     const actual = (await outcome(read)) as Record<string, any>;
-    if (!expected.error) {
+    // The engine reports an upstream's in-band error as its own, naming where it came from.
+    if (expected.error) expected.error = `upstream error: ${expected.error}`;
+    else {
       // OpenAI's finish_reason is coarser (a turn with tool calls always says tool_calls), and usage only
       // travels when the request asked for it (the chat always does).
       const hasToolCalls = expected.blocks.some((block: { type: string }) => block.type === "tool-call");

@@ -1,8 +1,0 @@
-/** Parses streamed tool-call arguments; a missing or broken JSON text becomes an empty object, as clients expect. */
-export function parseToolInput(text: string): unknown {
-  try {
-    return text === "" ? {} : JSON.parse(text);
-  } catch {
-    return {};
-  }
-}
