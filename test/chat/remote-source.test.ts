@@ -16,6 +16,9 @@ import { createRemoteSource, type RemoteApi } from "../../src/chat/remote-source
 import { toOpenAIFinishReason } from "../../src/server/openai/finish-reason.js";
 import { listCases, readEvents } from "../helpers/golden.js";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
+import { startScriptedEngine } from "../helpers/scripted-engine.js";
+import type { Engine } from "../../src/engine/index.js";
+import { createServer, type ListeningServer } from "../../src/server/app.js";
 import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 
@@ -129,5 +132,28 @@ describe("a real kiln server", () => {
 
   it("a server that is not there fails with a clear error", async () => {
     await expect(createRemoteSource({ url: "http://127.0.0.1:9", api: "openai" })).rejects.toMatchObject({ code: "backend_failure", message: expect.stringContaining("cannot reach") });
+  });
+});
+
+describe("errors of an OpenAI-compatible server, read as kiln serve reads its replicas", () => {
+  let failing: ListeningServer;
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await startScriptedEngine({ recording: ["engine", "backend-failure"] });
+    failing = await createServer(engine).listen({ host: "127.0.0.1", port: 0 });
+  });
+  afterAll(async () => {
+    await failing?.close();
+    await engine?.close();
+  });
+
+  it("a 5xx is overloaded (retryable), carrying the server's message", async () => {
+    const source = await createRemoteSource({ url: failing.url, api: "openai" });
+    const request = { model: TEST_MODEL, messages: [{ role: "user" as const, parts: [{ type: "text" as const, text: "Hi" }] }], maxTokens: 5 };
+    const consume = async () => {
+      for await (const _ of source.generate(request, new AbortController().signal)) void _;
+    };
+    await expect(consume()).rejects.toMatchObject({ code: "overloaded", message: expect.stringContaining("The model failed while decoding") });
+    await source.close();
   });
 });
