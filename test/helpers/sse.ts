@@ -1,6 +1,6 @@
 /**
- * SSE parsing for tests and the well-formedness checker of Anthropic streams (spec §5.2 grammar), used on every
- * stream the tests see.
+ * SSE parsing for tests and the well-formedness checker of Anthropic streams (the event grammar of
+ * https://docs.anthropic.com/en/api/messages-streaming), used on every stream the tests see.
  */
 import { parseSseText, type SseEvent as LibSseEvent } from "../../src/lib/read-sse.js";
 

@@ -1,6 +1,6 @@
 /**
- * Engine results/events → text_completion objects and chunks (spec §5.2,
- * https://platform.openai.com/docs/api-reference/completions/object).
+ * Engine results/events → text_completion objects and chunks
+ * (https://platform.openai.com/docs/api-reference/completions/object).
  */
 import type { ChatResult } from "../../engine/collect.js";
 import { toEngineError } from "../../engine/errors.js";

@@ -1,6 +1,6 @@
 /**
- * GenerationEvents → chat.completion.chunk SSE frames (spec §4.2/§4.3,
- * https://platform.openai.com/docs/api-reference/chat-streaming). A short fold: a role chunk first, one delta
+ * GenerationEvents → chat.completion.chunk SSE frames
+ * (https://platform.openai.com/docs/api-reference/chat-streaming). A short fold: a role chunk first, one delta
  * per text/reasoning/tool-call fragment (never content and tool_calls together), one finish chunk, the
  * include_usage chunk with empty choices, then `data: [DONE]`.
  */
@@ -71,7 +71,7 @@ export function createChatStreamEncoder(options: ChatStreamOptions): (event: Gen
         return [toolDelta(toolIndexOf.get(event.index) ?? 0, event.json)];
       }
       case "tool-call-end":
-        // A call whose arguments never streamed still needs JSON text: "{}" for no arguments (spec §4.3).
+        // A call whose arguments never streamed still needs JSON text: "{}" for no arguments.
         return argumentsSent.has(event.index) ? [] : [toolDelta(toolIndexOf.get(event.index) ?? 0, JSON.stringify(event.input ?? {}))];
       case "finish": {
         const frames = [chunk({}, toOpenAIFinishReason(event.reason, toolIndexOf.size > 0))];
@@ -92,7 +92,8 @@ function toChunk(options: ChatStreamOptions, choices: ChatCompletionChunk["choic
     model: options.model,
     system_fingerprint: SYSTEM_FINGERPRINT,
     choices,
-    // Spec §4.2: with include_usage every earlier chunk says usage:null; without it, no usage key at all.
+    // With include_usage every earlier chunk says usage:null; without it, no usage key at all
+    // (https://platform.openai.com/docs/api-reference/chat/create#chat-create-stream_options).
     ...(options.includeUsage ? { usage: null } : {}),
   };
 }
