@@ -1,8 +1,7 @@
 /**
  * Well-formedness checkers for the OpenAI surface's SSE streams (chat-streaming, completions/object and
  * responses-streaming under https://platform.openai.com/docs/api-reference/), and a recording `fetch` so every
- * stream an SDK client reads in a test
- * is checked from its raw bytes. Each checker returns a list of problems (empty = well-formed).
+ * stream an SDK client reads in a test is checked from its raw bytes. Each checker returns a list of problems (empty = well-formed).
  */
 import { parseSse, type SseEvent } from "./sse.js";
 
