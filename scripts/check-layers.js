@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Enforces the dependency rules of the architecture so the tree cannot drift:
 // engine never imports server/chat/cli; only engine/backends/<x>/ (and engine/text/) import node-llama-cpp;
-// the two protocol folders never import each other; only routes.ts and app.ts import h3.
+// backends never import each other; the two protocol folders never import each other; chat/ reaches servers
+// through the engine (its remote backend), never through server/ code; lib/ knows no domain; only routes.ts and
+// app.ts import h3.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
@@ -10,6 +12,9 @@ const rules = [
   { from: "engine/", banned: /from "\.\.?\/(?:\.\.\/)*(server|chat|cli)\//, why: "engine must not import server/, chat/ or cli/" },
   { from: "server/anthropic/", banned: /from "\.\.\/openai\//, why: "protocol folders must not import each other" },
   { from: "server/openai/", banned: /from "\.\.\/anthropic\//, why: "protocol folders must not import each other" },
+  { from: "engine/backends/", banned: /from "(\.\.\/)+(llama-cpp|webgpu|remote|scripted)\//, why: "backends must not import each other" },
+  { from: "chat/", banned: /from "\.\.\/(\.\.\/)*server\//, why: "chat/ must not import server/ (talk to servers through the engine)" },
+  { from: "lib/", banned: /from "\.\.\//, why: "lib/ must not import the rest of kiln" },
 ];
 const packageRules = [
   { pkg: "node-llama-cpp", allowed: (file) => file.startsWith("engine/backends/llama-cpp/") || file.startsWith("engine/text/") || file.endsWith(".test.ts") },

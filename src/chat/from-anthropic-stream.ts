@@ -3,8 +3,8 @@
  * GenerationEvents, so a remote reply feeds the same reducer as a local one. One reader per response.
  */
 import type { FinishReason, GenerationEvent, Usage } from "../engine/events.js";
-import { parseToolInput } from "./parse-tool-input.js";
 import { EngineError, type EngineErrorCode } from "../engine/errors.js";
+import { parseToolArguments } from "../engine/tool-arguments.js";
 
 type Json = Record<string, any>;
 type BlockKind = "text" | "reasoning" | "tool-call";
@@ -47,7 +47,7 @@ export function createAnthropicStreamReader(): (payload: Json) => GenerationEven
       case "content_block_stop": {
         const block = blocks.get(payload.index);
         if (!block) return [];
-        if (block.kind === "tool-call") return [{ type: "tool-call-end", index: block.index, input: parseToolInput(block.json) }];
+        if (block.kind === "tool-call") return [{ type: "tool-call-end", index: block.index, input: parseToolArguments(block.json, "the server") }];
         return [{ type: block.kind === "text" ? "text-end" : "reasoning-end", index: block.index }];
       }
       case "message_delta":

@@ -1,14 +1,14 @@
 /**
  * A chat source backed by a running server: `kiln serve` or any Anthropic Messages / OpenAI chat completions
- * endpoint. Plain fetch and SSE; each response is translated back into GenerationEvents.
+ * endpoint. OpenAI-compatible servers are reached through the engine's remote model, the same client `kiln serve`
+ * uses for remote replicas; Anthropic streams are read back by from-anthropic-stream.ts.
  */
+import { createRemoteModel, EngineError, type EngineErrorCode, type LoadedModel } from "../engine/index.js";
 import type { ChatRequest, Message } from "../engine/messages.js";
 import type { GenerationEvent } from "../engine/events.js";
-import { EngineError, type EngineErrorCode } from "../engine/errors.js";
+import { readSse } from "../lib/read-sse.js";
 import type { ChatSource, SourceModel } from "./chat-source.js";
-import { readSse } from "./read-sse.js";
 import { createAnthropicStreamReader } from "./from-anthropic-stream.js";
-import { createOpenAiStreamReader } from "./from-openai-stream.js";
 
 export type RemoteApi = "anthropic" | "openai";
 
@@ -26,17 +26,29 @@ export async function createRemoteSource(options: RemoteSourceOptions): Promise<
   const base = options.url.replace(/\/+$/, "").replace(/\/v1$/, "");
   const headers = authHeaders(options);
   let model = await findModel(base, headers, options.model);
+  const openModel = (found: SourceModel) => options.api === "openai" ? openOpenAiModel(base, options.apiKey, found) : undefined;
+  let openai = await openModel(model);
   return {
     get model() {
       return model;
     },
-    generate: (request, signal) => streamRemote(base, headers, options.api, request, signal),
+    generate: (request, signal) => openai
+      ? openai.generate({ ...request, model: model.id }, { signal })
+      : streamMessages(base, headers, request, signal),
     async switchModel(ref) {
-      model = await findModel(base, headers, ref);
+      const found = await findModel(base, headers, ref);
+      const next = await openModel(found);
+      await openai?.dispose();
+      [model, openai] = [found, next];
       return model;
     },
-    async close() {},
+    close: async () => openai?.dispose(),
   };
+}
+
+/** The server as a one-replica remote model: its errors, tool calls and usage read as `kiln serve` reads them. */
+function openOpenAiModel(base: string, apiKey: string | undefined, model: SourceModel): Promise<LoadedModel> {
+  return createRemoteModel({ id: model.id, replicas: [{ url: `${base}/v1`, apiKey }], contextSize: model.contextSize });
 }
 
 function authHeaders(options: RemoteSourceOptions): Record<string, string> {
@@ -67,22 +79,11 @@ async function fetchModels(base: string, headers: Record<string, string>): Promi
   return Array.isArray(body.data) ? body.data : [];
 }
 
-async function* streamRemote(base: string, headers: Record<string, string>, api: RemoteApi, request: ChatRequest, signal: AbortSignal): AsyncGenerator<GenerationEvent> {
-  const path = api === "anthropic" ? "/v1/messages" : "/v1/chat/completions";
-  const body = api === "anthropic" ? toMessagesBody(request) : toChatCompletionsBody(request);
-  const response = await send(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body), signal });
+async function* streamMessages(base: string, headers: Record<string, string>, request: ChatRequest, signal: AbortSignal): AsyncGenerator<GenerationEvent> {
+  const response = await send(`${base}/v1/messages`, { method: "POST", headers, body: JSON.stringify(toMessagesBody(request)), signal });
   if (!response.body) throw new EngineError("backend_failure", "the server sent an empty response");
-  if (api === "anthropic") {
-    const read = createAnthropicStreamReader();
-    for await (const sse of readSse(response.body)) yield* read(JSON.parse(sse.data));
-    return;
-  }
-  const reader = createOpenAiStreamReader();
-  for await (const sse of readSse(response.body)) {
-    if (sse.data === "[DONE]") break;
-    yield* reader.read(JSON.parse(sse.data));
-  }
-  yield* reader.end();
+  const read = createAnthropicStreamReader();
+  for await (const sse of readSse(response.body)) if (sse.data) yield* read(JSON.parse(sse.data));
 }
 
 /** fetch that turns connection failures and error statuses into EngineErrors with the server's message. */
@@ -128,23 +129,5 @@ function toMessagesBody(request: ChatRequest): Record<string, unknown> {
     ...(sampling.topP !== undefined ? { top_p: sampling.topP } : {}),
     ...(sampling.topK !== undefined ? { top_k: sampling.topK } : {}),
     ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
-  };
-}
-
-/** https://platform.openai.com/docs/api-reference/chat/create (top_k is an extension most local servers take). */
-function toChatCompletionsBody(request: ChatRequest): Record<string, unknown> {
-  const { sampling = {} } = request;
-  const system = request.system ? [{ role: "system", content: request.system }] : [];
-  return {
-    model: request.model,
-    max_tokens: request.maxTokens,
-    messages: [...system, ...request.messages.map((message) => ({ role: message.role, content: textOf(message) }))],
-    stream: true,
-    stream_options: { include_usage: true },
-    ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
-    ...(sampling.topP !== undefined ? { top_p: sampling.topP } : {}),
-    ...(sampling.topK !== undefined ? { top_k: sampling.topK } : {}),
-    ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
-    ...(request.stop?.length ? { stop: request.stop } : {}),
   };
 }

@@ -14,6 +14,7 @@ import type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
 import type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";
 import { Scheduler } from "./scheduler.js";
 import { createRemoteModel, type RemoteModelSpec } from "./backends/remote/remote-model.js";
+import { createScriptedModel, type ScriptedModelSpec } from "./backends/scripted/scripted-model.js";
 
 /** Where a local model runs: llama.cpp (default) or kiln's own WebGPU kernels. */
 export type LocalBackendName = "llama-cpp" | "webgpu";
@@ -25,6 +26,8 @@ export interface EngineOptions {
   models: ModelDeclaration[];
   /** Models served by remote OpenAI-compatible engines (replicas of vLLM, SGLang, llama-server, kiln). */
   remoteModels?: RemoteModelSpec[];
+  /** Models that replay recorded events (tests of everything around the model, without loading one). */
+  scriptedModels?: ScriptedModelSpec[];
   /** Backend of models that do not name one (default "llama-cpp"). */
   backend?: LocalBackendName;
   /** Sequences decoded together per model (default 4). */
@@ -71,6 +74,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   try {
     for (const declaration of options.models) await add(() => backends.get(backendOf(declaration))!.load(declaration));
     for (const spec of options.remoteModels ?? []) await add(() => createRemoteModel(spec));
+    for (const spec of options.scriptedModels ?? []) await add(async () => createScriptedModel(spec));
   } catch (error) {
     await Promise.all(served.map(({ model }) => model.dispose()));
     await Promise.all([...backends.values()].map((backend) => backend.dispose()));

@@ -3,6 +3,9 @@ export { createEngine, DEFAULT_PARALLEL, DEFAULT_QUEUE, type EngineOptions, type
 export type { Engine, EngineStats } from "./engine-types.js";
 export type { GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
 export type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";
+export { createRemoteModel, type RemoteModelSpec } from "./backends/remote/remote-model.js";
+export type { ScriptedModelSpec } from "./backends/scripted/scripted-model.js";
+export { createScriptGate, type ScriptGate } from "./backends/scripted/script-gate.js";
 export type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
 export { EngineError, toEngineError, contextOverflow, type EngineErrorCode, type EngineErrorDetails } from "./errors.js";
 export type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "./events.js";

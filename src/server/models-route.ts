@@ -59,7 +59,8 @@ export function toModelItem(info: ModelInfo): ModelItem {
 async function listModels(ctx: RequestContext, input: RouteInput): Promise<Response> {
   const all = visibleModels(ctx.engine.listModels(), ctx.principal).map(toModelItem);
   const page = paginate(all, input.query);
-  // An empty `models` array keeps clients that expect a catalog under that key quiet (openai-surface §2.1).
+  // An empty `models` array keeps clients that expect a catalog under that key quiet (OpenAI's list has only
+  // `data`: https://platform.openai.com/docs/api-reference/models/list).
   return jsonResponse({
     object: "list",
     data: page.items,

@@ -181,3 +181,25 @@ describe("count_tokens, models", SLOW, () => {
     expect(Date.parse(one.created_at)).not.toBeNaN();
   });
 });
+
+describe("errors the model decides", () => {
+  async function expectInvalid(body: Record<string, unknown>, message: RegExp): Promise<void> {
+    const response = await fetch(`${server.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY }, body: JSON.stringify(body) });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(response.headers.get("x-should-retry")).toBe("false");
+    const requestId = response.headers.get("request-id");
+    expect(requestId).toMatch(/^req_/);
+    const json = await response.json();
+    expect(json).toMatchObject({ type: "error", error: { type: "invalid_request_error" }, request_id: requestId });
+    expect(json.error.message).toMatch(message);
+  }
+
+  it("rejects images for a text-only model and reports context overflow in Claude Code's words", async () => {
+    const hello = { model: TEST_MODEL, max_tokens: 2 };
+    const image = { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } };
+    await expectInvalid({ ...hello, messages: [{ role: "user", content: [image] }] }, /image/);
+    const long = "word ".repeat(3000);
+    await expectInvalid({ ...hello, messages: [{ role: "user", content: long }] }, /^prompt is too long: \d+ tokens > 2048 maximum$/);
+  });
+});

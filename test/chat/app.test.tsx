@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { ChatApp } from "../../src/chat/chat-app.js";
 import { initialChatState } from "../../src/chat/chat-state.js";
 import type { GenerationEvent } from "../../src/engine/events.js";
-import { createScriptedSource, type ScriptedSource } from "./scripted-source.js";
+import { createScriptedSource, type ScriptedSource } from "../helpers/scripted-chat-source.js";
 
 const ENTER = "\r";
 const ESC = "\x1b";

@@ -1,19 +1,24 @@
 /**
- * `kiln chat --url`: the remote source turns a server's SSE back into GenerationEvents. Checked two ways: the
- * server encoders' golden streams must fold to the same result as the events they were encoded from, and a
- * real `kiln serve` on 127.0.0.1 with the real model must stream well-formed replies over both protocols.
+ * `kiln chat --url`: the remote source turns a server's SSE back into GenerationEvents (Anthropic streams with the
+ * chat's reader, OpenAI streams with the engine's remote-model mapper). Checked two ways: the server encoders'
+ * golden streams must fold to the same result as the events they were encoded from, and a real `kiln serve` on
+ * 127.0.0.1 with the real model must stream well-formed replies over both protocols.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectResult, type ChatResult } from "../../src/engine/collect.js";
 import { checkEventSequence } from "../../src/engine/event-invariants.js";
 import type { GenerationEvent } from "../../src/engine/events.js";
-import { readSse } from "../../src/chat/read-sse.js";
+import { toEngineError } from "../../src/engine/errors.js";
+import { readSse } from "../../src/lib/read-sse.js";
 import { createAnthropicStreamReader } from "../../src/chat/from-anthropic-stream.js";
-import { createOpenAiStreamReader } from "../../src/chat/from-openai-stream.js";
+import { readSseData, UpstreamEventMapper } from "../../src/engine/backends/remote/upstream-events.js";
 import { createRemoteSource, type RemoteApi } from "../../src/chat/remote-source.js";
 import { toOpenAIFinishReason } from "../../src/server/openai/finish-reason.js";
 import { listCases, readEvents } from "../helpers/golden.js";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
+import { startScriptedEngine } from "../helpers/scripted-engine.js";
+import type { Engine } from "../../src/engine/index.js";
+import { createServer, type ListeningServer } from "../../src/server/app.js";
 import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 
@@ -30,17 +35,24 @@ async function* eventsOfSse(text: string, api: RemoteApi): AsyncGenerator<Genera
   });
   if (api === "anthropic") {
     const read = createAnthropicStreamReader();
-    for await (const sse of readSse(body)) yield* read(JSON.parse(sse.data));
+    for await (const sse of readSse(body)) if (sse.data) yield* read(JSON.parse(sse.data));
     return;
   }
-  const reader = createOpenAiStreamReader();
-  for await (const sse of readSse(body)) {
-    if (sse.data === "[DONE]") break;
-    const events = reader.read(JSON.parse(sse.data));
-    yield* events;
-    if (events.at(-1)?.type === "error") return;
+  // As the remote model streams it; a failure after `start` becomes an error event, as the engine makes it.
+  const mapper = new UpstreamEventMapper(TEST_MODEL);
+  let started = false;
+  try {
+    for await (const data of readSseData(body)) {
+      for (const event of mapper.map(JSON.parse(data))) {
+        started = true;
+        yield event;
+      }
+    }
+    yield* mapper.finish();
+  } catch (error) {
+    if (!started) throw error;
+    yield { type: "error", error: toEngineError(error) };
   }
-  yield* reader.end();
 }
 
 /** What the chat shows of a result: blocks, reason and usage (ids of the wire and model names aside). */
@@ -74,7 +86,9 @@ describe("the servers' golden streams read back to their events", () => {
     expect(checkEventSequence(read)).toEqual([]);
     const expected = (await outcome(readEvents("openai", name))) as Record<string, any>;
     const actual = (await outcome(read)) as Record<string, any>;
-    if (!expected.error) {
+    // The engine reports an upstream's in-band error as its own, naming where it came from.
+    if (expected.error) expected.error = `upstream error: ${expected.error}`;
+    else {
       // OpenAI's finish_reason is coarser (a turn with tool calls always says tool_calls), and usage only
       // travels when the request asked for it (the chat always does).
       const hasToolCalls = expected.blocks.some((block: { type: string }) => block.type === "tool-call");
@@ -118,5 +132,28 @@ describe("a real kiln server", () => {
 
   it("a server that is not there fails with a clear error", async () => {
     await expect(createRemoteSource({ url: "http://127.0.0.1:9", api: "openai" })).rejects.toMatchObject({ code: "backend_failure", message: expect.stringContaining("cannot reach") });
+  });
+});
+
+describe("errors of an OpenAI-compatible server, read as kiln serve reads its replicas", () => {
+  let failing: ListeningServer;
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await startScriptedEngine({ recording: ["engine", "backend-failure"] });
+    failing = await createServer(engine).listen({ host: "127.0.0.1", port: 0 });
+  });
+  afterAll(async () => {
+    await failing?.close();
+    await engine?.close();
+  });
+
+  it("a 5xx is overloaded (retryable), carrying the server's message", async () => {
+    const source = await createRemoteSource({ url: failing.url, api: "openai" });
+    const request = { model: TEST_MODEL, messages: [{ role: "user" as const, parts: [{ type: "text" as const, text: "Hi" }] }], maxTokens: 5 };
+    const consume = async () => {
+      for await (const _ of source.generate(request, new AbortController().signal)) void _;
+    };
+    await expect(consume()).rejects.toMatchObject({ code: "overloaded", message: expect.stringContaining("The model failed while decoding") });
+    await source.close();
   });
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine/index.js";
 import type { GenerationEvent } from "../../src/engine/events.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
-import { finishOf, readEvents, userRequest } from "./stream-events.js";
+import { finishOf, readEvents, userRequest } from "../helpers/stream-events.js";
 
 let engine: Engine;
 

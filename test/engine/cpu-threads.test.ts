@@ -11,7 +11,7 @@ import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import { attachThreadPool, loadedLibraries, loadThreadPoolModule, nativeHandles } from "../../src/engine/backends/llama-cpp/thread-pool.js";
 import type { CompletionRequest } from "../../src/engine/messages.js";
 import { realModelPath } from "../helpers/real-model.js";
-import { readEvents, textOf } from "./stream-events.js";
+import { readEvents, textOf } from "../helpers/stream-events.js";
 
 let llama: Llama;
 let vocabulary: LlamaModel;

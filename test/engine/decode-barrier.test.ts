@@ -11,7 +11,7 @@ import { checkEventSequence } from "../../src/engine/event-invariants.js";
 import type { GenerationEvent } from "../../src/engine/events.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import type { CompletionRequest } from "../../src/engine/messages.js";
-import { finishOf, readEvents, startOf } from "./stream-events.js";
+import { finishOf, readEvents, startOf } from "../helpers/stream-events.js";
 
 const MAX_TOKENS = 24;
 let llama: Llama;

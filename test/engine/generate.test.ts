@@ -8,7 +8,7 @@ import { createEngine, type Engine, type PrefixDivergence } from "../../src/engi
 import type { ChatRequest } from "../../src/engine/messages.js";
 import { renderChatPrompt, type PromptTemplate } from "../../src/engine/text/render-prompt.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
-import { finishOf, readEvents, sharedPrefixLength, startOf, textOf, userRequest } from "./stream-events.js";
+import { finishOf, readEvents, sharedPrefixLength, startOf, textOf, userRequest } from "../helpers/stream-events.js";
 
 const CTX_SIZE = 2048;
 let engine: Engine;

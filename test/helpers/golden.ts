@@ -4,8 +4,8 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EngineError } from "../../src/engine/errors.js";
 import type { GenerationEvent } from "../../src/engine/events.js";
+import { readEventFile } from "../../src/engine/backends/scripted/read-event-file.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "fixtures");
 
@@ -16,19 +16,27 @@ export function listCases(surface: string, prefix = ""): string[] {
 
 /** Reads a JSON fixture file of a case. */
 export function readJson(surface: string, name: string, file: string): unknown {
-  return JSON.parse(readFileSync(join(FIXTURES, surface, name, file), "utf8"));
+  return JSON.parse(readText(surface, name, file));
 }
 
-/** Reads events.jsonl; `error` events carry `{code, message, details?}` and become EngineErrors. */
+/** Reads a fixture file of a case as text. */
+export function readText(surface: string, name: string, file: string): string {
+  return readFileSync(join(FIXTURES, surface, name, file), "utf8");
+}
+
+/** Whether a case has the file (e.g. no response.json when the events end in an error). */
+export function hasFile(surface: string, name: string, file: string): boolean {
+  return existsSync(join(FIXTURES, surface, name, file));
+}
+
+/** Reads events.jsonl (the scripted backend's reader: `error` lines become EngineErrors). */
 export function readEvents(surface: string, name: string): GenerationEvent[] {
-  return readFileSync(join(FIXTURES, surface, name, "events.jsonl"), "utf8")
-    .split("\n")
-    .filter((line) => line.trim())
-    .map((line) => {
-      const event = JSON.parse(line);
-      if (event.type !== "error") return event as GenerationEvent;
-      return { type: "error", error: new EngineError(event.error.code, event.error.message, event.error.details ?? {}) };
-    });
+  return readEventFile(eventsPath(surface, name));
+}
+
+/** The path of a case's events.jsonl (what a scripted model replays). */
+export function eventsPath(surface: string, name: string): string {
+  return join(FIXTURES, surface, name, "events.jsonl");
 }
 
 /** The expected text of a golden file; with KILN_UPDATE_GOLDEN=1 it writes `actual` first. */

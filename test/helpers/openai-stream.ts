@@ -1,11 +1,12 @@
 /**
- * Well-formedness checkers for the OpenAI surface's SSE streams (spec/openai-surface.md §9: chat 37–51,
- * completions 54–55, responses 64–69), and a recording `fetch` so every stream an SDK client reads in a test
- * is checked from its raw bytes. Each checker returns a list of problems (empty = well-formed).
+ * Well-formedness checkers for the OpenAI surface's SSE streams (chat-streaming, completions/object and
+ * responses-streaming under https://platform.openai.com/docs/api-reference/), and a recording `fetch` so every
+ * stream an SDK client reads in a test is checked from its raw bytes. Each checker returns a list of problems (empty = well-formed).
  */
 import { parseSse, type SseEvent } from "./sse.js";
 
-/** Parses SSE text (shared parser) and reports framing problems the parser forgives (checklist 38, 51). */
+/** Parses SSE text (shared parser) and reports framing problems the parser forgives: an event spread over several
+ * data lines, a comment starting with ": ping" (Continue ends the stream there). */
 export function parseSseStrict(text: string): { events: SseEvent[]; problems: string[] } {
   const problems: string[] = [];
   for (const block of text.split("\n\n")) {
@@ -20,7 +21,10 @@ export function parseSseStrict(text: string): { events: SseEvent[]; problems: st
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** Checks a chat.completion.chunk stream (checklist 38–51); `choices` is the `n` asked for (default 1). */
+/**
+ * Checks a chat.completion.chunk stream (https://platform.openai.com/docs/api-reference/chat-streaming); `choices`
+ * is the `n` asked for (default 1).
+ */
 export function checkChatCompletionStream(text: string, options: { includeUsage?: boolean; choices?: number } = {}): string[] {
   const { events, problems } = parseSseStrict(text);
   const datas = events.map((event) => event.data);
@@ -110,7 +114,10 @@ function checkToolDelta(call: Json, calls: Map<number, { id: string; args: strin
   return problems;
 }
 
-/** Checks a text_completion stream (checklist 54–55); `choices` counts every prompt's `n` (default 1). */
+/**
+ * Checks a text_completion stream (https://platform.openai.com/docs/api-reference/completions/object); `choices`
+ * counts every prompt's `n` (default 1).
+ */
 export function checkCompletionStream(text: string, options: { includeUsage?: boolean; choices?: number } = {}): string[] {
   const { events, problems } = parseSseStrict(text);
   if (events.at(-1)?.data !== "[DONE]") problems.push("the stream does not end with data: [DONE]");
@@ -131,7 +138,7 @@ export function checkCompletionStream(text: string, options: { includeUsage?: bo
   return problems;
 }
 
-/** Checks a Responses API stream (checklist 64–69). */
+/** Checks a Responses API stream (https://platform.openai.com/docs/api-reference/responses-streaming). */
 export function checkResponsesStream(text: string): string[] {
   const { events, problems } = parseSseStrict(text);
   const payloads: Json[] = events.map((event) => JSON.parse(event.data));

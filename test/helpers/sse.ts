@@ -1,30 +1,15 @@
 /**
- * SSE parsing for tests and the well-formedness checker of Anthropic streams (spec §5.2 grammar), used on every
- * stream the tests see.
+ * SSE parsing for tests and the well-formedness checker of Anthropic streams (the event grammar of
+ * https://docs.anthropic.com/en/api/messages-streaming), used on every stream the tests see.
  */
+import { parseSseText, type SseEvent as LibSseEvent } from "../../src/lib/read-sse.js";
 
-/** One parsed SSE event. `data` is the raw data text (lines joined by \n); `json` its parse when it is JSON. */
-export interface SseEvent { event?: string; data: string; json?: any }
+/** One parsed SSE event (kiln's own reader, src/lib/read-sse.ts) with `json`, the data's parse when it is JSON. */
+export interface SseEvent extends LibSseEvent { json?: any }
 
 /** Parses SSE text into events (comments skipped, \r\n tolerated). */
 export function parseSse(text: string): SseEvent[] {
-  const events: SseEvent[] = [];
-  for (const chunk of text.replace(/\r\n/g, "\n").split("\n\n")) {
-    let event: string | undefined;
-    const data: string[] = [];
-    for (const line of chunk.split("\n")) {
-      if (line === "" || line.startsWith(":")) continue;
-      const colon = line.indexOf(":");
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-      if (field === "event") event = value;
-      if (field === "data") data.push(value);
-    }
-    if (event === undefined && data.length === 0) continue;
-    const joined = data.join("\n");
-    events.push({ event, data: joined, json: tryJson(joined) });
-  }
-  return events;
+  return parseSseText(text).map((event) => ({ ...event, json: tryJson(event.data) }));
 }
 
 function tryJson(text: string): unknown {

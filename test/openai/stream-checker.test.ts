@@ -1,4 +1,4 @@
-/** The stream checkers must catch the breakages clients hit (spec §7.3), or the stream tests prove nothing. */
+/** The stream checkers must catch the breakages clients hit, or the stream tests prove nothing. */
 import { describe, expect, it } from "vitest";
 import { checkChatCompletionStream, checkCompletionStream, checkResponsesStream } from "../helpers/openai-stream.js";
 

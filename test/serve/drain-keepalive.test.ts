@@ -1,30 +1,29 @@
 /**
- * ListeningServer.drain on a real server with the real default model: a request arriving on a kept-alive
- * connection after draining began is refused as overloaded in its surface's shape (and that connection closed),
- * while the request in flight on it completes in full.
+ * ListeningServer.drain on a real loopback server (a socket is the point, so no in-process run): a request
+ * arriving on a kept-alive connection after draining began is refused as overloaded in its surface's shape (and
+ * that connection closed), while the request in flight on it completes in full. The model is scripted; its one
+ * generation is held in flight until the drain has begun.
  */
 import { connect, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
+import { expect, it } from "vitest";
+import { createScriptGate } from "../../src/engine/index.js";
+import { startScriptedEngine } from "../helpers/scripted-engine.js";
+import { describeMatrix } from "../helpers/server-matrix.js";
+import { TEST_MODEL } from "../helpers/server.js";
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer({ parallel: 1, ctxSize: 1024 });
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const gate = createScriptGate();
+let onRefusal = () => {};
+const options = { onResponse: (record: { status: number }) => record.status === 529 && onRefusal() };
 
 function postRequest(host: string, path: string, body: unknown): string {
   const json = JSON.stringify(body);
   return `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
 }
 
-describe("draining a listening server", () => {
+describeMatrix("draining a listening server", { engine: () => startScriptedEngine({ parallel: 1, gate }), options }, (server) => {
   it("finishes the in-flight stream and answers a new request on the same connection with 529", async () => {
     const { hostname, port } = new URL(server.url);
+    gate.hold();
     const socket: Socket = connect(Number(port), hostname);
     let raw = "";
     let onData: () => void = () => undefined;
@@ -39,8 +38,12 @@ describe("draining a listening server", () => {
     }));
     await new Promise<void>((resolve) => (onData = resolve));
 
-    const drained = server.server.drain(30_000);
+    const drained = server.listening!.drain(30_000);
+    const refused = new Promise<void>((resolve) => (onRefusal = resolve));
     socket.write(postRequest(hostname, "/v1/messages", { model: TEST_MODEL, max_tokens: 4, messages: [{ role: "user", content: "hi" }] }));
+    // The in-flight reply goes on only once the server has refused the second request.
+    await refused;
+    gate.open();
     await closed;
     expect(await drained).toEqual({ timedOut: false });
 
@@ -59,4 +62,4 @@ describe("draining a listening server", () => {
     });
     expect(code).toBe("ECONNREFUSED");
   });
-});
+}, ["loopback"]);

@@ -4,7 +4,8 @@
  */
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { runKilnCli, spawnServe, type ServeProcess } from "./spawn-serve.js";
+import { runKilnCli, spawnServe, type ServeProcess } from "../helpers/spawn-serve.js";
+import { parseSse } from "../helpers/sse.js";
 
 let serve: ServeProcess | undefined;
 
@@ -38,13 +39,6 @@ async function readStream(response: Response, onFirstBytes: () => void): Promise
   }
 }
 
-function eventsOf(sse: string): { event: string; data: Record<string, unknown> }[] {
-  return sse.split("\n\n").filter((block) => block.includes("data: ")).map((block) => ({
-    event: /^event: (.+)$/m.exec(block)?.[1] ?? "",
-    data: JSON.parse(/^data: (.+)$/m.exec(block)![1]!) as Record<string, unknown>,
-  }));
-}
-
 describe("kiln serve on SIGTERM", () => {
   it("finishes the in-flight stream, refuses new connections, saves usage and exits 0", async () => {
     serve = await spawnServe(["--model", "smollm2-135m", "--parallel", "1", "--ctx-size", "1024", "--log-level", "error"]);
@@ -61,10 +55,10 @@ describe("kiln serve on SIGTERM", () => {
     // The connection check runs once the server has begun draining (its log line), while it still runs.
     await running.waitForLog(/draining/);
 
-    const events = eventsOf(sse);
+    const events = parseSse(sse);
     expect(events[0]?.event).toBe("message_start");
     expect(events.at(-1)?.event).toBe("message_stop");
-    const delta = events.find((e) => e.event === "message_delta")!.data as { usage: { output_tokens: number }; delta: { stop_reason: string } };
+    const delta = events.find((e) => e.event === "message_delta")!.json as { usage: { output_tokens: number }; delta: { stop_reason: string } };
     expect(["end_turn", "max_tokens"]).toContain(delta.delta.stop_reason);
     expect(delta.usage.output_tokens).toBeGreaterThan(0);
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
-import { makeModelHome, runKilnCli, spawnServe, type ServeProcess } from "./spawn-serve.js";
+import { makeModelHome, runKilnCli, spawnServe, type ServeProcess } from "../helpers/spawn-serve.js";
 
 const FRONT_KEY = "front-secret-key";
 // Nothing listens on the discard port: a replica that is down.

@@ -5,7 +5,7 @@
  * so nothing loads: these checks only list models.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { makeModelHome, runKilnCli, spawnServe, type ServeProcess } from "./spawn-serve.js";
+import { makeModelHome, runKilnCli, spawnServe, type ServeProcess } from "../helpers/spawn-serve.js";
 
 const REMOTE = "far=openai+http://127.0.0.1:9/v1";
 let serve: ServeProcess | undefined;

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createKey, hashKey, hasLiveKeys, listKeys, revokeKey } from "../../src/team/key-store.js";
 import { StoredKeyVerifier } from "../../src/team/key-verifier.js";
 import { TeamDb } from "../../src/team/team-db.js";
-import { makeHome, runKiln } from "./team-cli.js";
+import { makeHome, runKiln } from "../helpers/team-cli.js";
 
 const opened: TeamDb[] = [];
 afterEach(() => opened.splice(0).forEach((db) => db.close()));

@@ -10,7 +10,7 @@ import { TeamDb } from "../../src/team/team-db.js";
 import { queryUsage } from "../../src/team/usage-ledger.js";
 import { createServer } from "../../src/server/app.js";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
-import { makeHome, runKiln } from "./team-cli.js";
+import { makeHome, runKiln } from "../helpers/team-cli.js";
 
 let home: string;
 let features: TeamFeatures;

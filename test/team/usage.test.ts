@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createKey, listKeys } from "../../src/team/key-store.js";
 import { TeamDb } from "../../src/team/team-db.js";
 import { queryUsage, UsageLedger } from "../../src/team/usage-ledger.js";
-import { makeHome, runKiln } from "./team-cli.js";
+import { makeHome, runKiln } from "../helpers/team-cli.js";
 
 const opened: TeamDb[] = [];
 afterEach(() => opened.splice(0).forEach((db) => db.close()));

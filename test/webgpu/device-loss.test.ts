@@ -11,7 +11,7 @@ import { loadWebGpuModel } from "../../src/engine/backends/webgpu/webgpu-model.j
 import { sequentialIds } from "../../src/lib/ids.js";
 import { writeTinyGguf } from "../helpers/tiny-gguf.js";
 import { webGpuAvailable } from "../helpers/webgpu.js";
-import { userRequest } from "../engine/stream-events.js";
+import { userRequest } from "../helpers/stream-events.js";
 
 const available = await webGpuAvailable();
 const dir = mkdtempSync(join(tmpdir(), "kiln-webgpu-loss-"));

@@ -11,7 +11,7 @@ import { createEngine, type Engine } from "../../src/engine/index.js";
 import { testThreads } from "../helpers/real-model.js";
 import { writeTinyGguf } from "../helpers/tiny-gguf.js";
 import { webGpuAvailable } from "../helpers/webgpu.js";
-import { finishOf, readEvents, startOf, textOf, userRequest } from "../engine/stream-events.js";
+import { finishOf, readEvents, startOf, textOf, userRequest } from "../helpers/stream-events.js";
 
 const available = await webGpuAvailable();
 const dir = mkdtempSync(join(tmpdir(), "kiln-webgpu-engine-"));

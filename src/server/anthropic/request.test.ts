@@ -13,7 +13,10 @@ const errorOf = (fn: () => unknown): EngineError => {
   throw new Error("expected an error");
 };
 
-/** A request shaped like Claude Code 2.1.330's (spec §9.3), with the fields other clients add. */
+/**
+ * A request shaped like Claude Code 2.1.330's (https://docs.anthropic.com/en/api/messages), with the fields other
+ * clients add.
+ */
 const claudeCodeBody = {
   model: "m",
   max_tokens: 32000,

@@ -8,19 +8,13 @@ import type { ChatRequest, ImagePart, Message, Part, TextPart, ToolChoice, ToolS
 import type { ContentBlockParam, CountTokensRequest, MessagesRequest, ToolParam, ToolResultBlockParam } from "./schema.js";
 import { renderToolReference } from "./tool-reference.js";
 
-/** Server-side limits applied while translating. */
-export interface TranslateOptions {
-  /** Caps `max_tokens` (clients such as Claude Code ask for 32000). */
-  maxOutputTokens?: number;
-}
-
 /** Claude Code's attribution block changes on every request and would defeat the prefix cache. */
 const BILLING_HEADER = "x-anthropic-billing-header:";
 
-/** Translates a validated Messages request. */
-export function fromMessagesRequest(body: MessagesRequest, options: TranslateOptions = {}): ChatRequest {
+/** Translates a validated Messages request. The server's output cap applies later, to every surface alike. */
+export function fromMessagesRequest(body: MessagesRequest): ChatRequest {
   const request = fromCountTokensRequest(body);
-  request.maxTokens = options.maxOutputTokens ? Math.min(body.max_tokens, options.maxOutputTokens) : body.max_tokens;
+  request.maxTokens = body.max_tokens;
   request.sampling = dropUndefined({ temperature: body.temperature ?? undefined, topP: body.top_p ?? undefined, topK: body.top_k ?? undefined });
   if (body.stop_sequences?.length) request.stop = body.stop_sequences;
   return request;

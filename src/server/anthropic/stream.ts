@@ -1,7 +1,8 @@
 /**
  * GenerationEvent → Anthropic SSE text, one event at a time (a pure map with a little state: the message id and
- * the running usage). The grammar is spec §5.2: message_start, per block start, deltas, stop, one message_delta
- * with cumulative usage, message_stop; an in-band `error` replaces the rest after a failure.
+ * the running usage). The grammar (https://docs.anthropic.com/en/api/messages-streaming#event-types):
+ * message_start, per block start, deltas, stop, one message_delta with cumulative usage, message_stop; an in-band
+ * `error` replaces the rest after a failure.
  * @see https://docs.claude.com/en/api/messages-streaming
  */
 import type { GenerationEvent } from "../../engine/events.js";

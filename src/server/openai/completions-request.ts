@@ -1,13 +1,16 @@
 /**
- * POST /v1/completions body → CompletionRequest (https://platform.openai.com/docs/api-reference/completions/create,
- * spec §5.1). The prompt goes to the engine verbatim: autocomplete clients render their own FIM prompts.
+ * POST /v1/completions body → CompletionRequest (https://platform.openai.com/docs/api-reference/completions/create).
+ * The prompt goes to the engine verbatim: autocomplete clients render their own FIM prompts.
  */
 import * as v from "valibot";
 import type { CompletionRequest } from "../../engine/messages.js";
 import { optional, toIncludeUsage, toSampling, toStop } from "./request.js";
 import { parseBody, positiveIntSchema, rangeSchema, samplingFields } from "./schema.js";
 
-/** OpenAI's default for a missing `max_tokens` on /v1/completions (spec §5.1, checklist 58). */
+/**
+ * OpenAI's default for a missing `max_tokens` on /v1/completions
+ * (https://platform.openai.com/docs/api-reference/completions/create#completions-create-max_tokens).
+ */
 export const DEFAULT_COMPLETION_MAX_TOKENS = 16;
 
 const tokenIdsSchema = v.pipe(v.array(v.pipe(v.number(), v.integer())), v.minLength(1, "Expected at least one token id"));

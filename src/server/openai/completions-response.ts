@@ -1,6 +1,6 @@
 /**
- * Engine results/events → text_completion objects and chunks (spec §5.2,
- * https://platform.openai.com/docs/api-reference/completions/object). Choices come one per generation, `n` to a
+ * Engine results/events → text_completion objects and chunks
+ * (https://platform.openai.com/docs/api-reference/completions/object). Choices come one per generation, `n` to a
  * prompt in prompt order; an echoed prompt (from the start event) leads its choice's text and logprobs.
  */
 import type { ChatResult } from "../../engine/collect.js";

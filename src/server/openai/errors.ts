@@ -1,6 +1,6 @@
 /**
  * OpenAI error shape and the one table EngineError code → (HTTP status, `type`, `code`).
- * See https://platform.openai.com/docs/guides/error-codes and spec/openai-surface.md §6.
+ * See https://platform.openai.com/docs/guides/error-codes.
  */
 import { EngineError, type EngineErrorCode } from "../../engine/errors.js";
 
@@ -41,12 +41,12 @@ export function toOpenAIError(error: EngineError): OpenAIErrorParts {
   const headers: Record<string, string> = {};
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
-  // Tells the openai SDK not to retry what will fail the same way again (spec §6.3).
+  // Tells the openai SDK not to retry what will fail the same way again (https://github.com/openai/openai-node#retries).
   if (!row.retryable) headers["x-should-retry"] = "false";
   return { status: row.status, body, headers };
 }
 
-/** The `{"error":…}` object alone, for in-band stream errors (spec §4.1). */
+/** The `{"error":…}` object alone, for in-band stream errors. */
 export function toOpenAIErrorBody(error: EngineError): OpenAIErrorBody {
   return toOpenAIError(error).body;
 }

@@ -9,7 +9,8 @@ export type OpenAIFinishReason = "stop" | "length" | "tool_calls";
 
 /**
  * Maps an engine finish reason. A turn that made tool calls always ends in "tool_calls" unless it was cut by
- * the token limit: Zed and Roo only act on tool calls when they see it (spec §3.3).
+ * the token limit: Zed and Roo only act on tool calls when they see it
+ * (https://platform.openai.com/docs/api-reference/chat/object#chat/object-choices).
  */
 export function toOpenAIFinishReason(reason: FinishReason, hasToolCalls: boolean): OpenAIFinishReason {
   if (reason === "length") return "length";

@@ -1,7 +1,7 @@
 /**
  * POST /v1/chat/completions body → ChatRequest (https://platform.openai.com/docs/api-reference/chat/create).
- * system and developer messages merge into one system text (spec §3.2: templates reject `developer` and late
- * system turns); assistant tool_calls keep their order as typed parts.
+ * system and developer messages merge into one system text (chat templates reject `developer` and late system
+ * turns); assistant tool_calls keep their order as typed parts.
  */
 import { EngineError } from "../../engine/errors.js";
 import { JsonTooDeepError, parseBoundedJson } from "../../lib/json-depth.js";

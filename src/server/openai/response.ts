@@ -1,6 +1,5 @@
 /**
- * ChatResult → the non-streaming chat.completion object (spec §3.3,
- * https://platform.openai.com/docs/api-reference/chat/object).
+ * ChatResult → the non-streaming chat.completion object (https://platform.openai.com/docs/api-reference/chat/object).
  */
 import type { ChatResult } from "../../engine/collect.js";
 import type { TokenLogprob } from "../../engine/events.js";

@@ -1,5 +1,5 @@
 /**
- * POST /v1/responses body → ChatRequest (https://platform.openai.com/docs/api-reference/responses/create, spec §8.2).
+ * POST /v1/responses body → ChatRequest (https://platform.openai.com/docs/api-reference/responses/create).
  * `instructions` and system/developer items merge into one system text; consecutive assistant-side items
  * (reasoning, message, function_call) form one assistant turn, as Codex splits a turn into items. Item and
  * tool types kiln cannot serve (web search, local shell, custom tools) are skipped, not rejected.

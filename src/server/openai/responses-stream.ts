@@ -1,6 +1,6 @@
 /**
  * GenerationEvents → Responses API stream events and the final `response` object
- * (https://platform.openai.com/docs/api-reference/responses-streaming, spec §8.3). Each engine block becomes one
+ * (https://platform.openai.com/docs/api-reference/responses-streaming). Each engine block becomes one
  * output item (message, reasoning or function_call), announced by output_item.added and finalized by
  * output_item.done; `sequence_number` rises from 0; the stream ends with response.completed or response.failed.
  * The non-streaming route folds the same events and returns the final object, so both paths agree.
@@ -133,7 +133,7 @@ export function createResponsesEncoder(meta: ResponsesMeta): { push(event: Gener
       }
       case "finish": {
         // A length cut is reported as status "incomplete" inside response.completed: Codex ends a turn only on
-        // response.completed or response.failed (spec §8.3).
+        // response.completed or response.failed (https://platform.openai.com/docs/api-reference/responses-streaming).
         response.status = event.reason === "length" ? "incomplete" : "completed";
         if (event.reason === "length") response.incomplete_details = { reason: "max_output_tokens" };
         response.usage = toResponsesUsage(event.usage, reasoned);

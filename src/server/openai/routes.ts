@@ -96,7 +96,7 @@ function requireModel(ctx: RequestContext, id: string): ModelInfo {
   return model;
 }
 
-// Heartbeats are comments that do not start with ": ping" (Continue's reader treats that as the end, spec §4.1).
+// Heartbeats are comments that do not start with ": ping" (Continue's reader treats that as the end).
 function streamResponse(frames: AsyncIterable<string>): Response {
   return createSseResponse(frames, { keepAlive: formatSseComment("keep-alive") });
 }

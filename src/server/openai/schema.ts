@@ -1,6 +1,6 @@
 /**
  * Wire schemas of POST /v1/chat/completions (https://platform.openai.com/docs/api-reference/chat/create) and the
- * field schemas /v1/completions and /v1/responses share. Lenient by design (spec §1.3): `v.object` drops unknown
+ * field schemas /v1/completions and /v1/responses share. Lenient by design: `v.object` drops unknown
  * keys instead of rejecting them, because clients send vendor extras (cache_control, prompt_cache_key, …).
  */
 import * as v from "valibot";

@@ -1,6 +1,6 @@
 /**
- * GenerationEvents → chat.completion.chunk SSE frames (spec §4.2/§4.3,
- * https://platform.openai.com/docs/api-reference/chat-streaming). A short fold per choice: a role chunk first, one
+ * GenerationEvents → chat.completion.chunk SSE frames
+ * (https://platform.openai.com/docs/api-reference/chat-streaming). A short fold per choice: a role chunk first, one
  * delta per text/reasoning/tool-call fragment (never content and tool_calls together), one finish chunk; after the
  * last choice the include_usage chunk with empty choices, then `data: [DONE]`.
  */
@@ -84,7 +84,7 @@ export function createChatStreamEncoder(options: ChatStreamOptions, index = 0): 
         return [toolDelta(toolIndexOf.get(event.index) ?? 0, event.json)];
       }
       case "tool-call-end":
-        // A call whose arguments never streamed still needs JSON text: "{}" for no arguments (spec §4.3).
+        // A call whose arguments never streamed still needs JSON text: "{}" for no arguments.
         return argumentsSent.has(event.index) ? [] : [toolDelta(toolIndexOf.get(event.index) ?? 0, JSON.stringify(event.input ?? {}))];
       case "finish": return [chunk({}, toOpenAIFinishReason(event.reason, toolIndexOf.size > 0))];
       case "error": return [formatSseEvent(undefined, toOpenAIErrorBody(event.error))];
@@ -101,7 +101,8 @@ function toChunk(options: ChatStreamOptions, choices: ChatCompletionChunk["choic
     model: options.model,
     system_fingerprint: SYSTEM_FINGERPRINT,
     choices,
-    // Spec §4.2: with include_usage every earlier chunk says usage:null; without it, no usage key at all.
+    // With include_usage every earlier chunk says usage:null; without it, no usage key at all
+    // (https://platform.openai.com/docs/api-reference/chat/create#chat-create-stream_options).
     ...(options.includeUsage ? { usage: null } : {}),
   };
 }

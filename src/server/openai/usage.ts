@@ -9,7 +9,10 @@ export interface ChatUsage {
   prompt_tokens_details: { cached_tokens: number };
 }
 
-/** Responses API usage (spec §8.3: integer counts, Codex reads them). */
+/**
+ * Responses API usage (https://platform.openai.com/docs/api-reference/responses/object#responses/object-usage);
+ * Codex reads the integers.
+ */
 export interface ResponsesUsage {
   input_tokens: number;
   input_tokens_details: { cached_tokens: number };

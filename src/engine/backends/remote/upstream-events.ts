@@ -7,7 +7,8 @@
 import type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "../../events.js";
 import { EngineError } from "../../errors.js";
 import { randomId } from "../../../lib/ids.js";
-import { JsonTooDeepError, MAX_JSON_DEPTH, parseBoundedJson } from "../../../lib/json-depth.js";
+import { readSse } from "../../../lib/read-sse.js";
+import { parseToolArguments } from "../../tool-arguments.js";
 
 interface UpstreamUsage { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null }
 interface UpstreamToolDelta { index?: number; id?: string; function?: { name?: string; arguments?: string } }
@@ -23,21 +24,11 @@ interface UpstreamChunk {
   error?: { message?: string };
 }
 
-/** Yields the JSON payload of each `data:` line until `[DONE]`. */
+/** Yields the JSON payload of each event until `[DONE]`. */
 export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, newline).replace(/\r$/, "");
-      buffer = buffer.slice(newline + 1);
-      if (!line.startsWith("data:")) continue;
-      const data = line.slice(5).trim();
-      if (data === "[DONE]") return;
-      if (data) yield data;
-    }
+  for await (const { data } of readSse(body)) {
+    if (data === "[DONE]") return;
+    if (data) yield data;
   }
 }
 
@@ -133,17 +124,7 @@ export class UpstreamEventMapper {
     this.open = undefined;
     if (open.kind === "text") return [{ type: "text-end", index: open.index }];
     if (open.kind === "reasoning") return [{ type: "reasoning-end", index: open.index }];
-    return [{ type: "tool-call-end", index: open.index, input: parseArguments(open.json ?? "") }];
-  }
-}
-
-function parseArguments(json: string): unknown {
-  if (json.trim() === "") return {};
-  try {
-    return parseBoundedJson(json);
-  } catch (error) {
-    const what = error instanceof JsonTooDeepError ? `nested deeper than ${MAX_JSON_DEPTH} levels` : "not valid JSON";
-    throw new EngineError("backend_failure", `upstream returned tool arguments that are ${what}: ${json.slice(0, 200)}`);
+    return [{ type: "tool-call-end", index: open.index, input: parseToolArguments(open.json ?? "", "upstream") }];
   }
 }
 

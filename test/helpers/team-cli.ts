@@ -1,9 +1,6 @@
-/**
- * Runs kiln's team commands as a real process against a temp KILN_HOME. Uses `bin/kiln.js` once the build's
- * main.js registers `keys`, else a driver that registers them the same way (see team-cli-driver.mjs).
- */
+/** Runs kiln's team commands as a real process (`bin/kiln.js`, the build) against a temp KILN_HOME. */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -20,11 +17,10 @@ export function makeHome(): string {
   return mkdtempSync(join(tmpdir(), "kiln-team-"));
 }
 
-/** The entry point to run: the real binary when it has the team commands. */
+/** The real binary, once built. */
 function entryPoint(): string {
-  const main = join(root, "dist/cli/main.js");
   if (!existsSync(join(root, "dist/cli/commands/keys.js"))) throw new Error("build first: npx tsc -p tsconfig.json");
-  return readFileSync(main, "utf8").includes("registerKeys") ? join(root, "bin/kiln.js") : join(root, "test/team/team-cli-driver.mjs");
+  return join(root, "bin/kiln.js");
 }
 
 /** Runs `kiln <args>` with KILN_HOME=home; resolves with the exit code and output (never rejects on exit codes). */

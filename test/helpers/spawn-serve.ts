@@ -6,7 +6,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { realModelPath, testThreads } from "../helpers/real-model.js";
+import { realModelPath, testThreads } from "./real-model.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const bin = join(root, "bin", "kiln.js");
