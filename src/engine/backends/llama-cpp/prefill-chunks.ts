@@ -14,7 +14,7 @@ const ALONE_CHUNK_MS = 250;
 /** The first chunk, before anything is measured. */
 const FIRST_CHUNK = 32;
 /** Alone chunks stay within these bounds (the upper one is node-llama-cpp's default batch size). */
-const MIN_ALONE_CHUNK = 16;
+const MIN_ALONE_CHUNK = 64;
 const MAX_CHUNK = 512;
 /** Weight of a new measurement in the running estimates. */
 const SMOOTHING = 0.3;
