@@ -3,7 +3,7 @@
  * meet at a spin barrier after every operation (hundreds per step). When another process keeps a core busy, one of
  * two threads is often descheduled and the other spins until it runs again, so every barrier can cost a scheduler
  * time slice: on 2 cores under load a one-token step took 3.5 s on two threads and 41 ms on one
- * (bench/results/2026-11-24-vm-long-prompts.md). So steps run on no more threads than the cores that are idle or
+ * (bench/results/2026-11-24-vm-core-share.md). So steps run on no more threads than the cores that are idle or
  * already ours, measured over the last half second from /proc/stat and this process's CPU time.
  */
 import { readFileSync } from "node:fs";
