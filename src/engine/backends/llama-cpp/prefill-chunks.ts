@@ -4,7 +4,9 @@
  * 5.7k-token prompt took another's stream from 9 ms to 3.8 s per token. So prompts are evaluated in chunks that share
  * each step with the generating sequences (chunked prefill, as in vLLM and SGLang), sized by measured time rather than
  * a fixed count, because the cost of a prompt token against a decode step varies by model, CPU and load:
- * - while others generate, a chunk costs about what their own step costs, so their steps take about twice as long;
+ * - while others generate, a chunk costs about half what their own step costs, so their steps take about 1.5× as
+ *   long (a chunk costing a whole step gave 2.5× at the median and 4× at p95 under load:
+ *   bench/results/2026-11-24-vm-long-prompts.md);
  * - alone, a chunk lasts about ALONE_CHUNK_MS: long enough that per-step overhead is negligible, short enough that a
  *   client that goes away stops the work promptly.
  */
@@ -16,6 +18,8 @@ const FIRST_CHUNK = 32;
 /** Alone chunks stay within these bounds (the upper one is node-llama-cpp's default batch size). */
 const MIN_ALONE_CHUNK = 64;
 const MAX_CHUNK = 512;
+/** A shared chunk's cost as a fraction of the others' step. */
+const SHARED_COST = 0.5;
 /** Weight of a new measurement in the running estimates. */
 const SMOOTHING = 0.3;
 
@@ -31,7 +35,7 @@ export class PrefillChunker {
     if (this.msPerToken === undefined) return FIRST_CHUNK;
     const alone = clamp(Math.round(ALONE_CHUNK_MS / this.msPerToken), MIN_ALONE_CHUNK, MAX_CHUNK);
     if (!shared) return alone;
-    return clamp(Math.round((this.stepMs ?? 0) / this.msPerToken), 1, alone);
+    return clamp(Math.round((SHARED_COST * (this.stepMs ?? 0)) / this.msPerToken), 1, alone);
   }
 
   /** Records a chunk of `tokens` prompt tokens whose step took `ms`. */
