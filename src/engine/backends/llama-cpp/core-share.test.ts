@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readCpuTimes, threadsForShare, type CpuTimes } from "./core-share.js";
+import { threadsForStep } from "./decode-threads.js";
 
 /** Readings one second apart on a 2-core machine (100 jiffies per core-second). */
 function over(idleCores: number, ownCores: number): [CpuTimes, CpuTimes] {
@@ -34,5 +35,14 @@ describe("threadsForShare", () => {
     if (process.platform !== "linux") return expect(times).toBeUndefined();
     expect(times?.cores).toBeGreaterThan(0);
     expect(times?.totalJiffies).toBeGreaterThan(times?.idleJiffies ?? Infinity);
+  });
+});
+
+describe("threadsForStep with a core share", () => {
+  it("caps every step, prompt batches included, at the cores the process is getting", () => {
+    const policy = { threads: 2, minTokensForAllThreads: 0 };
+    expect(threadsForStep({ ...policy, cores: () => 1 }, 512)).toBe(1);
+    expect(threadsForStep({ ...policy, cores: () => 2 }, 1)).toBe(2);
+    expect(threadsForStep(policy, 512)).toBe(2);
   });
 });
