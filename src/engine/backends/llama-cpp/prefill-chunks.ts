@@ -11,6 +11,11 @@
  *   client that goes away stops the work promptly.
  */
 
+/**
+ * Prompts (uncached parts) of at most this many tokens are evaluated whole: chunking them would hold a new request's
+ * first token for many steps to spare the running streams one slightly longer step.
+ */
+export const WHOLE_PROMPT_TOKENS = 64;
 /** Target duration of a chunk evaluated while no other sequence generates. */
 const ALONE_CHUNK_MS = 250;
 /** The first chunk, before anything is measured. */

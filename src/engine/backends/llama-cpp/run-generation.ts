@@ -15,7 +15,7 @@ import type { Vocabulary } from "../../text/vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
 import type { DecodeBarrier } from "./decode-barrier.js";
 import { EventBuffer } from "./event-buffer.js";
-import type { PrefillChunker } from "./prefill-chunks.js";
+import { WHOLE_PROMPT_TOKENS, type PrefillChunker } from "./prefill-chunks.js";
 import { toEvaluateOptions } from "./sampling.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
 
@@ -92,11 +92,13 @@ async function decodeTokens(
 }
 
 /**
- * Evaluates all but the last chunk of `prompt`, one chunk per decode step, and returns how many tokens it evaluated
- * (fewer when `stopped` turns true: the work stops within one chunk, and what was evaluated stays in the sequence).
+ * Evaluates all but the last chunk of `prompt` (nothing for a short prompt), one chunk per decode step, and returns
+ * how many tokens it evaluated (fewer when `stopped` turns true: the work stops within one chunk, and what was
+ * evaluated stays in the sequence).
  */
 async function evaluateChunks(chunker: PrefillChunker, lease: SlotLease, prompt: Token[], pacer: StepPacer, stopped: () => boolean): Promise<number> {
   let done = 0;
+  if (prompt.length <= WHOLE_PROMPT_TOKENS) return done;
   pacer.startPrefill();
   for (;;) {
     const shared = pacer.othersGenerating;
