@@ -13,6 +13,7 @@ import { isOverBudget, readSettings } from "./lib/config.js";
 import { loadDirect } from "./lib/direct.js";
 import { ensureLlamaCpp } from "./lib/llama-cpp-build.js";
 import { describeMachine } from "./lib/machine.js";
+import { runLongPrompts } from "./lib/long-prompts.js";
 import { runAgentTraces, runInterleaved, runSingleStream, runSweep } from "./lib/phases.js";
 import { computeRatios } from "./lib/ratios.js";
 import { renderReport } from "./lib/report.js";
@@ -59,7 +60,7 @@ async function main() {
   log(`machine: ${result.machine.cpu.model}, flags ${result.machine.cpu.flags.join(" ")}`);
   if (process.env.BENCH_NO_LLAMA_SERVER === "1") notes.push("llama-server skipped (BENCH_NO_LLAMA_SERVER=1).");
   else result.llamaCpp = ensureLlamaCpp({ modelPath: settings.modelPath, threads: settings.threads, log });
-  const startPeer = (options) => (result.llamaCpp ? startLlamaServer(settings, result.llamaCpp, options) : Promise.reject(new Error("skipped")));
+  const startPeer = (options, peerSettings = settings) => (result.llamaCpp ? startLlamaServer(peerSettings, result.llamaCpp, options) : Promise.reject(new Error("skipped")));
   const bandwidthGBs = measureBandwidth(WORK_DIR, [...new Set([1, settings.threads])], { passes: settings.quick ? 2 : 5 });
   log(`bandwidth: ${JSON.stringify(bandwidthGBs)} GB/s`);
 
@@ -68,6 +69,36 @@ async function main() {
   const systemWords = fitSystemWords(direct, 1500);
   result.agentSystemTokens = direct.model.tokenize(agentSystemPrompt(systemWords)).length;
 
+  let servers = [];
+  try {
+    if (settings.phases.includes("core")) await runCorePhases(settings, direct, result, startPeer, notes, systemWords);
+    if (settings.phases.includes("long")) {
+      // Two sequences, each large enough for the longest prompt plus a stream.
+      const longSettings = { ...settings, parallel: 2, ctxPerSequence: Math.max(...settings.longPromptLengths, settings.itlPromptTokens) + 2048 };
+      servers = [await tryStart("kiln", () => startKiln(longSettings), notes),
+        await tryStart("llama-server", () => startPeer({ parallel: 2 }, longSettings), notes)].filter(Boolean);
+      result.longPrompts = { settings: { parallel: 2, ctxPerSequence: longSettings.ctxPerSequence },
+        ...(await runLongPrompts(longSettings, direct, servers, log)) };
+      result.longPrompts.cpuVariants = Object.fromEntries([["node-llama-cpp direct", direct.cpuVariant], ...servers.map((s) => [s.label, s.cpuVariant])]);
+    }
+  } finally {
+    await stopAll(servers);
+    await direct.model.dispose();
+  }
+
+  const modelBytes = statSync(settings.modelPath).size;
+  const directGen = result.singleStream?.find((s) => s.side === "node-llama-cpp direct")?.generationTokensPerSecond;
+  result.roofline = { bandwidthGBs, modelBytes, ceilingTokensPerSecond: rooflineTokensPerSecond(bandwidthGBs[settings.threads], modelBytes),
+    directGenerationTokensPerSecond: directGen };
+  result.ratios = computeRatios(result);
+  if (settings.phases.includes("core") && isOverBudget(settings)) notes.push(`The ${settings.budgetSeconds} s budget ran out: later repeats, levels, turns or phases were skipped.`);
+  result.loadAverageAtEnd = loadavg().map((v) => Math.round(v * 100) / 100);
+  result.durationSeconds = Math.round((Date.now() - started) / 1000);
+  writeResults(result, settings.quick ? WORK_DIR : RESULTS_DIR);
+}
+
+/** Single stream, concurrency sweep, agent traces and interleaved conversations (each starts and stops its servers). */
+async function runCorePhases(settings, direct, result, startPeer, notes, systemWords) {
   let servers = [];
   try {
     servers = [await tryStart("kiln", () => startKiln(settings), notes),
@@ -98,18 +129,7 @@ async function main() {
     }
   } finally {
     await stopAll(servers);
-    await direct.model.dispose();
   }
-
-  const modelBytes = statSync(settings.modelPath).size;
-  const directGen = result.singleStream.find((s) => s.side === "node-llama-cpp direct")?.generationTokensPerSecond;
-  result.roofline = { bandwidthGBs, modelBytes, ceilingTokensPerSecond: rooflineTokensPerSecond(bandwidthGBs[settings.threads], modelBytes),
-    directGenerationTokensPerSecond: directGen };
-  result.ratios = computeRatios(result);
-  if (isOverBudget(settings)) notes.push(`The ${settings.budgetSeconds} s budget ran out: later repeats, levels, turns or phases were skipped.`);
-  result.loadAverageAtEnd = loadavg().map((v) => Math.round(v * 100) / 100);
-  result.durationSeconds = Math.round((Date.now() - started) / 1000);
-  writeResults(result, settings.quick ? WORK_DIR : RESULTS_DIR);
 }
 
 function writeResults(result, dir) {

@@ -38,6 +38,16 @@ export function readSettings(env = process.env) {
     interleavedTurns: Number(env.BENCH_INTERLEAVED_TURNS ?? (quick ? 2 : 10)),
     /** Sequences the two interleaved agent conversations share (fewer than conversations). */
     interleavedSequences: 1,
+    /** Phases to run: "core" (single stream, sweep, agent traces, interleaved) and "long" (long prompts). */
+    phases: (env.BENCH_PHASES ?? "core,long").split(","),
+    /** Agent-shaped prompt sizes for prompt speed, quiet and with one core busy (tokens of the benchmark model). */
+    longPromptLengths: (env.BENCH_LONG_LENGTHS ?? (quick ? "2000" : "2000,8000")).split(",").filter(Boolean).map(Number),
+    /** The long prompt another client sends while a stream runs, and the one a client abandons mid-prompt. */
+    itlPromptTokens: Number(env.BENCH_ITL_PROMPT ?? (quick ? 4000 : 16000)),
+    /** The running stream: tokens before the long prompt arrives (undisturbed), and its bound. */
+    itlWarmupTokens: 40,
+    itlStreamTokens: Number(env.BENCH_ITL_STREAM_TOKENS ?? 6000),
+    longTimeoutMs: 1_800_000,
     /** A bound on any one HTTP request, so a stuck server cannot hang the run. */
     requestTimeoutMs: 180_000,
     /** Wall-clock budget: once spent, remaining repeats, levels and turns are skipped (and the report says so). */

@@ -19,5 +19,17 @@ export function computeRatios(result) {
     lastTurn: Number.isFinite(lastTurn) ? lastTurn : null,
     cacheSpeedupLastTurn: ratio(last("kiln (no prefix cache)"), last("kiln (prefix cache)"), 1),
     kilnOverLlamaServerLastTurnTtft: ratio(last("kiln (prefix cache)"), last("llama-server")),
+    ...longPromptRatios(result.longPrompts),
+  };
+}
+
+/** kiln ÷ llama-server prompt speed per length (quiet and contended), and each server's ITL p95 disturbed ÷ undisturbed. */
+function longPromptRatios(long) {
+  if (!long) return {};
+  const speed = (rows) => rows.map((row) => ({ promptTokens: row.promptTokens,
+    ratio: ratio(row.tokensPerSecond.kiln, row.tokensPerSecond["llama-server"]) }));
+  return {
+    longPromptKilnOverLlamaServer: { quiet: speed(long.quiet), contended: speed(long.contended) },
+    itlP95DisturbedOverUndisturbed: Object.fromEntries(Object.entries(long.itl).map(([side, x]) => [side, ratio(x.disturbedItlP95Ms, x.undisturbedItlP95Ms, 1)])),
   };
 }

@@ -75,8 +75,38 @@ function interleavedSection(r) {
   return table(["turn", "prompt tokens", ...sides.map((s) => `${s} TTFT ms`)], rows);
 }
 
+function longPromptsSection(r) {
+  const long = r.longPrompts;
+  const sides = Object.keys(long.quiet[0]?.tokensPerSecond ?? {});
+  const speedRows = ["quiet", "contended"].flatMap((mode) => long[mode].map((row) => [mode === "quiet" ? "quiet" : "one core busy",
+    fmt(row.promptTokens, 0), ...sides.map((s) => fmt(row.tokensPerSecond[s], 0)), fmt(row.tokensPerSecond.kiln / row.tokensPerSecond["llama-server"], 2)]));
+  const servers = Object.keys(long.itl);
+  const itlRows = servers.map((s) => {
+    const x = long.itl[s];
+    const d = long.disconnect[s];
+    return [s, fmt(x.longPromptTokens, 0), `${fmt(x.undisturbedItlP50Ms)} / ${fmt(x.undisturbedItlP95Ms)}`,
+      `${fmt(x.disturbedItlP50Ms)} / ${fmt(x.disturbedItlP95Ms)} (${x.disturbedTokens} tokens${x.streamEndedEarly ? ", stream ended early" : ""})`,
+      fmt(x.disturbedItlP95Ms / x.undisturbedItlP95Ms, 1), fmt(x.longTtftMs / 1000), fmt(d.disconnectToIdleMs, 0)];
+  });
+  return [
+    `Servers with 2 sequences of ${long.settings.ctxPerSequence} tokens. CPU variants: ${Object.entries(long.cpuVariants).map(([s, v]) => `${s} ${v ?? "?"}`).join(", ")}.`
+      + " Agent-shaped prompts (a long system prompt and a JSON tool list), each unique so nothing is cached; prompt tok/s is"
+      + " prompt tokens ÷ time to first token on the servers. \"One core busy\": another process runs a plain CPU loop meanwhile.",
+    "",
+    table(["machine", "prompt tokens", ...sides.map((s) => `${s} tok/s`), "kiln ÷ llama-server"], speedRows),
+    "",
+    "A counting stream runs; after its first tokens another client sends a long prompt. ITL of the stream before (undisturbed)"
+      + " and while the long prompt is evaluated (disturbed); then a client sends the same-size prompt and disconnects"
+      + " 3 s in: time until the server's CPU is idle (a 100 ms window with at most one 10 ms clock tick).",
+    "",
+    table(["server", "long prompt tokens", "ITL p50 / p95 ms undisturbed", "ITL p50 / p95 ms during the prompt", "p95 ratio",
+      "long prompt TTFT s", "disconnect → idle ms"], itlRows),
+  ].join("\n");
+}
+
 function ratiosSection(r) {
   const x = r.ratios;
+  if (!r.singleStream) return "(core phases not run)";
   const rows = [
     ["kiln ÷ direct node-llama-cpp generation", fmt(x.kilnOverDirectGeneration, 2), "≥ 0.95"],
     ...x.kilnOverLlamaServerAggregate.map((v) => [`kiln ÷ llama-server aggregate tok/s, ${v.clients} clients`, fmt(v.ratio, 2), "≥ 1"]),
@@ -103,6 +133,15 @@ export function renderReport(r) {
     "",
     machineSection(r),
     "",
+    ...(r.longPrompts ? ["## Long prompts", "", longPromptsSection(r), ""] : []),
+    ...(r.singleStream ? coreSections(r) : []),
+    ...(r.notes?.length ? ["## Notes", "", ...r.notes.map((n) => `- ${n}`), ""] : []),
+  ].join("\n");
+}
+
+/** The sections of the core phases (single stream, sweep, agent traces, interleaved, roofline). */
+function coreSections(r) {
+  return [
     "## Ratios",
     "",
     ratiosSection(r),
@@ -134,6 +173,5 @@ export function renderReport(r) {
     "",
     rooflineSection(r),
     "",
-    ...(r.notes?.length ? ["## Notes", "", ...r.notes.map((n) => `- ${n}`), ""] : []),
-  ].join("\n");
+  ];
 }

@@ -18,7 +18,7 @@
  */
 
 /** Reads a fetch body as SSE `data:` payloads. */
-async function* readSseData(body) {
+export async function* readSseData(body) {
   const decoder = new TextDecoder();
   let buffer = "";
   for await (const chunk of body) {

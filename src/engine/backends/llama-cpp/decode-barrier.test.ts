@@ -66,4 +66,20 @@ describe("DecodeBarrier", () => {
     const third = watch(barrier.arrive());
     expect([await first.settled(), await second.settled(), await third.settled()]).toEqual([true, true, true]);
   });
+
+  it("counts a prefilling member among those waited for but not among the generating ones", async () => {
+    const barrier = new DecodeBarrier();
+    barrier.join();
+    barrier.join(true);
+    expect([barrier.size, barrier.generating]).toEqual([2, 1]);
+    const generating = watch(barrier.arrive());
+    expect(await generating.settled()).toBe(false);
+    await barrier.arrive();
+    expect(await generating.settled()).toBe(true);
+    barrier.finishPrefill();
+    expect(barrier.generating).toBe(2);
+    barrier.join(true);
+    barrier.leave(true);
+    expect([barrier.size, barrier.generating]).toEqual([2, 2]);
+  });
 });

@@ -3,13 +3,15 @@
  * as the previous step's tokens are resolved, so a sequence whose loop is a few awaits behind misses the step and is
  * decoded alone in the next one; the sequences then stay out of phase and rarely share a batch. Each member waits
  * here after receiving its token until every other member has received its own; all are then released in the same
- * event-loop turn, ask for their next token together, and land in one batch.
+ * event-loop turn, ask for their next token together, and land in one batch. A sequence evaluating its prompt in
+ * chunks is a member too, so each chunk shares a step with the others' tokens (see prefill-chunks.ts).
  */
 
 const alreadyReleased: Promise<void> = Promise.resolve();
 
 export class DecodeBarrier {
   private members = 0;
+  private prefilling = 0;
   // Two arrays swapped on release, so a step allocates nothing but the waiting promises.
   private waiting: Array<() => void> = [];
   private spare: Array<() => void> = [];
@@ -17,17 +19,27 @@ export class DecodeBarrier {
   /** Sequences currently in their token loop. */
   get size(): number { return this.members; }
 
+  /** Members generating tokens (not evaluating a prompt). */
+  get generating(): number { return this.members - this.prefilling; }
+
   /** Sequences waiting for the others to arrive. */
   get arrived(): number { return this.waiting.length; }
 
-  /** A sequence enters its token loop (after its first token). */
-  join(): void {
+  /** A sequence enters its token loop, or its prompt evaluation (`prefilling`). */
+  join(prefilling = false): void {
     this.members++;
+    if (prefilling) this.prefilling++;
   }
 
-  /** A sequence leaves its token loop (finished, aborted, failed or paused): the others no longer wait for it. */
-  leave(): void {
+  /** A member that joined to evaluate its prompt now generates tokens. */
+  finishPrefill(): void {
+    this.prefilling--;
+  }
+
+  /** A sequence leaves (finished, aborted, failed or paused): the others no longer wait for it. */
+  leave(prefilling = false): void {
     this.members--;
+    if (prefilling) this.prefilling--;
     this.releaseIfComplete();
   }
 

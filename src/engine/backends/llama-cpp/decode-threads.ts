@@ -4,7 +4,9 @@
  * and the two sides then meet at hundreds of spin barriers per step. For a step of a few tokens that start-up and
  * waiting cost more than the extra thread computes: on 2 cores one stream generates ~2.5× faster on one thread than
  * on two, while a 512-token prompt still runs ~1.9× faster on two (bench/results/2026-11-23-vm-decode-threads.md).
- * So steps below `minTokensForAllThreads` run on one thread and larger ones on all of them.
+ * So steps below `minTokensForAllThreads` run on one thread and larger ones on all of them. With a persistent pool
+ * (thread-pool.ts) every step may use all threads. Either way a step uses no more threads than the cores the
+ * process is getting (core-share.ts).
  */
 import type { LlamaContext } from "node-llama-cpp";
 
@@ -13,6 +15,8 @@ export interface DecodeThreadsPolicy {
   threads: number;
   /** Steps with fewer tokens than this run on one thread. */
   minTokensForAllThreads: number;
+  /** The most threads the machine has room for now; absent: `threads`. */
+  cores?: () => number;
 }
 
 /** Where the measurements put the break-even on the CPUs measured so far (see the module comment). */
@@ -27,7 +31,8 @@ interface NativeContext {
 
 /** The threads a step of `tokens` tokens runs on. */
 export function threadsForStep(policy: DecodeThreadsPolicy, tokens: number): number {
-  return tokens < policy.minTokensForAllThreads ? 1 : policy.threads;
+  if (tokens < policy.minTokensForAllThreads) return 1;
+  return Math.max(1, Math.min(policy.threads, policy.cores?.() ?? policy.threads));
 }
 
 /**

@@ -14,8 +14,10 @@ import { newId, type IdFactory } from "../../../lib/ids.js";
 import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
+import { CoreShare } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { loadGgufModel } from "./load-llama.js";
+import { PrefillChunker } from "./prefill-chunks.js";
 import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { SlotPool, type PrefixDivergence } from "./slot-pool.js";
@@ -77,12 +79,15 @@ type CpuThreading = "persistent pool" | `one thread below ${number} tokens` | "f
 
 /**
  * CPU decoding: a persistent thread pool when the native module can attach one; otherwise steps of few tokens run on
- * one thread, which beats starting fresh worker threads for every step (see decode-threads.ts).
+ * one thread, which beats starting fresh worker threads for every step (see decode-threads.ts). Either way no step
+ * uses more threads than the cores the process is getting (core-share.ts).
  */
 function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number): { pool?: AttachedThreadPool; threading: CpuThreading } {
   const pool = attachThreadPool(context, model, threads);
+  const share = new CoreShare(threads);
+  const minTokensForAllThreads = pool ? 0 : DEFAULT_MIN_TOKENS_FOR_ALL_THREADS;
+  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores: () => share.threads() });
   if (pool) return { pool, threading: "persistent pool" };
-  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads: DEFAULT_MIN_TOKENS_FOR_ALL_THREADS });
   return { threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
 }
 
@@ -108,7 +113,7 @@ export class LlamaCppModel implements LoadedModel {
     });
     const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier();
     const vocabulary = vocabularyOf(model, options.path);
-    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier };
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker: new PrefillChunker() };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }
 

@@ -1,6 +1,7 @@
 /**
  * The generation loop on node-llama-cpp's low-level sequence API: take the best slot, evaluate only the prompt
- * suffix the cache lacks, then sample token by token — checking the abort signal every token, cutting stop
+ * suffix the cache lacks, in chunks that share decode steps with the other sequences (checking the abort signal
+ * between chunks), then sample token by token — checking the abort signal every token, cutting stop
  * sequences, parsing tool calls — and free the slot in `finally`, whatever happens. The token loop runs ahead of the
  * reader into a small event buffer and keeps in step with the context's other sequences through the decode barrier,
  * so they share decode batches and a slow reader holds up no one else.
@@ -14,6 +15,7 @@ import type { Vocabulary } from "../../text/vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
 import type { DecodeBarrier } from "./decode-barrier.js";
 import { EventBuffer } from "./event-buffer.js";
+import { WHOLE_PROMPT_TOKENS, type PrefillChunker } from "./prefill-chunks.js";
 import { toEvaluateOptions } from "./sampling.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
 
@@ -26,6 +28,8 @@ export interface GenerationRuntime {
   ids: IdFactory;
   /** Keeps the context's generating sequences in step; absent: each asks for its tokens on its own. */
   barrier?: DecodeBarrier;
+  /** Sizes prompt chunks; absent: the prompt is queued whole. */
+  chunker?: PrefillChunker;
 }
 
 /** Events a reader may lag behind before the token loop pauses (and leaves the barrier meanwhile). */
@@ -68,10 +72,15 @@ async function decodeTokens(
   const top = plan.logprobs;
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";
+  const stopped = () => Boolean(signal?.aborted) || out.closed;
   try {
-    const steps = lease.sequence.evaluateWithMetadata(plan.prompt.slice(evaluated) as Token[], { confidence: top !== undefined, probabilities: (top ?? 0) > 0 }, options);
-    for await (const step of steps) {
-      if (signal?.aborted || out.closed) { reason = "aborted"; break; }
+    const prompt = plan.prompt.slice(evaluated) as Token[];
+    const chunked = runtime.chunker ? await evaluateChunks(runtime.chunker, lease, prompt, pacer, stopped) : 0;
+    const metadata = { confidence: top !== undefined, probabilities: (top ?? 0) > 0 };
+    const steps = stopped() ? undefined : lease.sequence.evaluateWithMetadata(prompt.slice(chunked), metadata, options);
+    if (!steps) reason = "aborted";
+    for await (const step of steps ?? []) {
+      if (stopped()) { reason = "aborted"; break; }
       const logprobs = top !== undefined ? [toLogprob(runtime.model, step, top)] : undefined;
       const { events, finished } = tokens.push(step.token, logprobs);
       for (const event of events) out.push(event);
@@ -88,13 +97,59 @@ async function decodeTokens(
 }
 
 /**
- * One sequence's place at the decode barrier: a member from its first token until it stops, stepping out while its
- * reader lags a full buffer behind (so the others go on without it) and back in once the reader catches up.
+ * Evaluates all but the last chunk of `prompt` (nothing for a short prompt), one chunk per decode step, and returns
+ * how many tokens it evaluated (fewer when `stopped` turns true: the work stops within one chunk, and what was
+ * evaluated stays in the sequence).
+ */
+async function evaluateChunks(chunker: PrefillChunker, lease: SlotLease, prompt: Token[], pacer: StepPacer, stopped: () => boolean): Promise<number> {
+  let done = 0;
+  if (prompt.length <= WHOLE_PROMPT_TOKENS) return done;
+  pacer.startPrefill();
+  for (;;) {
+    const shared = pacer.othersGenerating;
+    const size = chunker.chunkTokens(shared);
+    if (prompt.length - done <= size || stopped()) break;
+    const started = performance.now();
+    await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size));
+    chunker.record(size, performance.now() - started, shared);
+    done += size;
+    await pacer.arrive();
+  }
+  pacer.finishPrefill();
+  return done;
+}
+
+/**
+ * One sequence's place at the decode barrier: a member while it evaluates its prompt in chunks and from its first
+ * token until it stops, stepping out while its reader lags a full buffer behind (so the others go on without it)
+ * and back in once the reader catches up.
  */
 class StepPacer {
   private joined = false;
+  private prefilling = false;
 
   constructor(private readonly barrier: DecodeBarrier | undefined, private readonly out: EventBuffer<GenerationEvent>) {}
+
+  /** Whether other members are generating (and so wait for each of this sequence's chunks). */
+  get othersGenerating(): boolean {
+    return (this.barrier?.generating ?? 0) > 0;
+  }
+
+  startPrefill(): void {
+    if (!this.barrier) return;
+    this.barrier.join(true);
+    this.joined = this.prefilling = true;
+  }
+
+  finishPrefill(): void {
+    if (this.prefilling) this.barrier?.finishPrefill();
+    this.prefilling = false;
+  }
+
+  /** Waits for the other members after a chunk, so the next one shares their next step. */
+  async arrive(): Promise<void> {
+    await this.barrier?.arrive();
+  }
 
   async beforeNextToken(): Promise<void> {
     if (this.out.full) {
@@ -110,8 +165,8 @@ class StepPacer {
   }
 
   stop(): void {
-    if (this.joined) this.barrier?.leave();
-    this.joined = false;
+    if (this.joined) this.barrier?.leave(this.prefilling);
+    this.joined = this.prefilling = false;
   }
 }
 

@@ -1,0 +1,153 @@
+/**
+ * Long agent-shaped prompts on every side, quiet and with one core kept busy by another process; a running stream's
+ * inter-token latency while another client's long prompt is evaluated; and the time from a client's disconnect
+ * mid-prompt to the server's CPU going idle. The servers run with 2 sequences of `longCtx` tokens each.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { measurePromptRate, renderChatMl } from "./direct.js";
+import { agentSystemPrompt } from "./prompts.js";
+import { readSseData, streamChat } from "./sse-client.js";
+import { median, percentile } from "./stats.js";
+
+const USER = "List the tools you have, one line each.";
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An agent-shaped conversation (long system prompt with the tool list) of about `target` tokens, unique by `tag`. */
+export function agentMessages(direct, target, tag) {
+  const count = (words) => direct.model.tokenize(renderChatMl([{ role: "system", content: `[${tag}] ${agentSystemPrompt(words)}` }, { role: "user", content: USER }]), true).length;
+  let words = Math.round(target * 0.7);
+  for (let i = 0; i < 6; i++) {
+    const n = count(words);
+    if (Math.abs(n - target) <= 0.01 * target) break;
+    words = Math.max(10, Math.round(words + (target - n) * 0.75));
+  }
+  return [{ role: "system", content: `[${tag}] ${agentSystemPrompt(words)}` }, { role: "user", content: USER }];
+}
+
+/** Starts a process that keeps one core busy (a plain CPU loop); returns its stopper. */
+export function startBusyCore() {
+  const child = spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" });
+  const stop = () => child.kill("SIGKILL");
+  process.once("exit", stop);
+  return stop;
+}
+
+/** CPU time (ms) a process has used so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Prompt tokens per second on each side for one conversation (time to the first token on the servers). */
+async function promptRates(settings, direct, servers, messages, tag) {
+  const rates = {};
+  const tokens = direct.model.tokenize(renderChatMl(messages(`${tag}-direct`)), true);
+  rates["node-llama-cpp direct"] = (await measurePromptRate(direct, { ...settings, singleStreamRepeats: 1 }, tokens))[0];
+  for (const server of servers) {
+    const t = await streamChat(server.baseUrl, { model: server.model, messages: messages(`${tag}-${server.label}`), maxTokens: 1,
+      extra: server.extra, timeoutMs: settings.longTimeoutMs });
+    rates[server.label] = ((t.promptTokens - (t.cachedTokens ?? 0)) * 1000) / t.ttftMs;
+  }
+  return { promptTokens: tokens.length, tokensPerSecond: rates };
+}
+
+/**
+ * Opens a streaming request (`input`: chat messages, or a raw completion prompt string) and calls onChunk(time) for
+ * every content chunk; resolves when the stream ends or is aborted.
+ */
+async function openStream(server, input, maxTokens, signal, onChunk) {
+  const raw = typeof input === "string";
+  try {
+    const res = await fetch(`${server.baseUrl}/v1/${raw ? "completions" : "chat/completions"}`, { method: "POST", signal,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: server.model, ...(raw ? { prompt: input } : { messages: input }), max_tokens: maxTokens, temperature: 0,
+        stream: true, ...server.extra }) });
+    for await (const data of readSseData(res.body)) {
+      if (data === "[DONE]") break;
+      const choice = JSON.parse(data).choices?.[0];
+      if (choice?.text || choice?.delta?.content || choice?.delta?.reasoning_content) onChunk(performance.now());
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  }
+}
+
+/**
+ * A counting stream runs; once it has produced `warmup` tokens, another client sends the long conversation. The
+ * stream's gaps before that are its undisturbed ITL, those until the long request's first token the disturbed ITL.
+ */
+async function itlDuringPrefill(settings, server, streamPrompt, longMessages) {
+  const controller = new AbortController();
+  const times = [];
+  let ready;
+  const warm = new Promise((resolve) => { ready = resolve; });
+  const stream = openStream(server, streamPrompt, settings.itlStreamTokens, controller.signal, (t) => {
+    times.push(t);
+    if (times.length === settings.itlWarmupTokens) ready();
+  });
+  await Promise.race([warm, stream]);
+  const start = performance.now();
+  const long = await streamChat(server.baseUrl, { model: server.model, messages: longMessages, maxTokens: 1, extra: server.extra,
+    timeoutMs: settings.longTimeoutMs });
+  const end = start + long.ttftMs;
+  controller.abort();
+  await stream;
+  const gaps = (from, to) => times.slice(1).map((t, i) => [times[i], t]).filter(([a, b]) => b > from && a < to).map(([a, b]) => b - a);
+  const undisturbed = gaps(times[2] ?? 0, start);
+  const disturbed = gaps(start, end);
+  return {
+    longPromptTokens: long.promptTokens, longTtftMs: long.ttftMs, undisturbedTokens: undisturbed.length, disturbedTokens: disturbed.length,
+    undisturbedItlP50Ms: median(undisturbed), undisturbedItlP95Ms: percentile(undisturbed, 95),
+    disturbedItlP50Ms: median(disturbed), disturbedItlP95Ms: percentile(disturbed, 95),
+    streamEndedEarly: times.at(-1) < end - 1000,
+  };
+}
+
+/** Sends the long conversation, disconnects after `afterMs` (mid-prompt), and times until the server's CPU is idle. */
+async function disconnectToIdle(server, messages, afterMs) {
+  const controller = new AbortController();
+  const request = openStream(server, messages, 1, controller.signal, () => {});
+  await sleep(afterMs);
+  const busyBefore = cpuMs(server.pid);
+  await sleep(200);
+  const busyCores = (cpuMs(server.pid) - busyBefore) / 200;
+  const disconnected = performance.now();
+  controller.abort();
+  await request;
+  // Idle: a 100 ms window in which the server used at most one 10 ms clock tick.
+  for (let last = cpuMs(server.pid), windowStart = performance.now(); performance.now() - disconnected < 30_000;) {
+    await sleep(100);
+    const now = cpuMs(server.pid);
+    if (now - last <= 10) return { busyCoresBeforeDisconnect: busyCores, disconnectToIdleMs: windowStart - disconnected };
+    last = now;
+    windowStart = performance.now();
+  }
+  return { busyCoresBeforeDisconnect: busyCores, disconnectToIdleMs: Number.NaN };
+}
+
+/** The whole phase; `servers` were started with 2 sequences of settings.ctxPerSequence tokens. */
+export async function runLongPrompts(settings, direct, servers, log) {
+  const out = { lengths: settings.longPromptLengths, quiet: [], contended: [], itl: {}, disconnect: {} };
+  for (const [mode, busy] of [["quiet", false], ["contended", true]]) {
+    const stopBusy = busy ? startBusyCore() : undefined;
+    try {
+      for (const length of settings.longPromptLengths) {
+        const rates = await promptRates(settings, direct, servers, (tag) => agentMessages(direct, length, tag), `${mode}-${length}`);
+        out[mode].push({ length, ...rates });
+        log(`long prompt ${mode} ${rates.promptTokens} tokens: ${Object.entries(rates.tokensPerSecond).map(([s, v]) => `${s} ${v.toFixed(0)}`).join(", ")} tok/s`);
+      }
+    } finally {
+      stopBusy?.();
+    }
+  }
+  // A raw completion that goes on counting, so the stream outlasts the long prompt.
+  const counting = `${Array.from({ length: 30 }, (_, i) => i + 1).join(", ")},`;
+  for (const server of servers) {
+    out.itl[server.label] = await itlDuringPrefill(settings, server, counting, agentMessages(direct, settings.itlPromptTokens, `itl-${server.label}`));
+    log(`ITL during prefill ${server.label}: ${JSON.stringify(out.itl[server.label])}`);
+    out.disconnect[server.label] = await disconnectToIdle(server, agentMessages(direct, settings.itlPromptTokens, `dc-${server.label}`), 3000);
+    log(`disconnect to idle ${server.label}: ${JSON.stringify(out.disconnect[server.label])}`);
+  }
+  return out;
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { readCpuTimes, threadsForShare, type CpuTimes } from "./core-share.js";
+import { threadsForStep } from "./decode-threads.js";
+
+/** Readings one second apart on a 2-core machine (100 jiffies per core-second). */
+function over(idleCores: number, ownCores: number): [CpuTimes, CpuTimes] {
+  const before = { wallMs: 0, totalJiffies: 0, idleJiffies: 0, cores: 2, ownMs: 0 };
+  return [before, { wallMs: 1000, totalJiffies: 200, idleJiffies: idleCores * 100, cores: 2, ownMs: ownCores * 1000 }];
+}
+
+describe("threadsForShare", () => {
+  it("keeps every thread on a quiet machine, whether this process is busy or idle", () => {
+    expect(threadsForShare(...over(0, 2), 2)).toBe(2);
+    expect(threadsForShare(...over(2, 0), 2)).toBe(2);
+    expect(threadsForShare(...over(0.1, 1.7), 2)).toBe(2);
+  });
+
+  it("drops to one thread when another process keeps a core busy, and stays there", () => {
+    // Two spinning threads and a busy loop share two cores: this process gets about 1.33 of them.
+    expect(threadsForShare(...over(0, 1.33), 2)).toBe(1);
+    expect(threadsForShare(...over(0, 1), 2)).toBe(1);
+  });
+
+  it("goes back to every thread once the other process stops", () => {
+    expect(threadsForShare(...over(1, 1), 2)).toBe(2);
+  });
+
+  it("never goes below one thread or above the maximum", () => {
+    expect(threadsForShare(...over(0, 0.1), 4)).toBe(1);
+    expect(threadsForShare(...over(2, 0), 1)).toBe(1);
+  });
+
+  it("reads this machine's counters", () => {
+    const times = readCpuTimes();
+    if (process.platform !== "linux") return expect(times).toBeUndefined();
+    expect(times?.cores).toBeGreaterThan(0);
+    expect(times?.totalJiffies).toBeGreaterThan(times?.idleJiffies ?? Infinity);
+  });
+});
+
+describe("threadsForStep with a core share", () => {
+  it("caps every step, prompt batches included, at the cores the process is getting", () => {
+    const policy = { threads: 2, minTokensForAllThreads: 0 };
+    expect(threadsForStep({ ...policy, cores: () => 1 }, 512)).toBe(1);
+    expect(threadsForStep({ ...policy, cores: () => 2 }, 1)).toBe(2);
+    expect(threadsForStep(policy, 512)).toBe(2);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * The CPU cores this process is getting, for the number of threads a decode step should use. ggml's worker threads
+ * meet at a spin barrier after every operation (hundreds per step). When another process keeps a core busy, one of
+ * two threads is often descheduled and the other spins until it runs again, so every barrier can cost a scheduler
+ * time slice: on 2 cores under load a one-token step took 3.5 s on two threads and 41 ms on one
+ * (bench/results/2026-11-24-vm-core-share.md). So steps run on no more threads than the cores that are idle or
+ * already ours, measured over the last half second from /proc/stat and this process's CPU time.
+ */
+import { readFileSync } from "node:fs";
+
+/** Cumulative CPU times at one moment. */
+export interface CpuTimes {
+  /** Wall clock, ms. */
+  wallMs: number;
+  /** Machine-wide jiffies: all, and idle (idle + iowait). */
+  totalJiffies: number;
+  idleJiffies: number;
+  /** Cores counted in /proc/stat. */
+  cores: number;
+  /** This process's user + system CPU time, ms. */
+  ownMs: number;
+}
+
+/** How often the share is measured again. */
+const INTERVAL_MS = 500;
+/** A core counts once this much of it is available (so a share of 1.8 cores still runs two threads). */
+const ROUND_UP = 0.25;
+
+/** Reads /proc/stat and this process's CPU time; undefined where /proc/stat is missing (not Linux). */
+export function readCpuTimes(): CpuTimes | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync("/proc/stat", "utf8");
+  } catch {
+    return undefined;
+  }
+  const fields = stat.slice(0, stat.indexOf("\n")).trim().split(/\s+/).slice(1).map(Number);
+  if (fields.length < 5 || fields.some((n) => !Number.isFinite(n))) return undefined;
+  const usage = process.cpuUsage();
+  return {
+    wallMs: performance.now(),
+    totalJiffies: fields.reduce((a, b) => a + b, 0),
+    idleJiffies: fields[3] + fields[4],
+    cores: stat.match(/^cpu\d+ /gm)?.length ?? 1,
+    ownMs: (usage.user + usage.system) / 1000,
+  };
+}
+
+/** The threads a step may use given the cores available (idle or this process's own) between two readings. */
+export function threadsForShare(before: CpuTimes, after: CpuTimes, maxThreads: number): number {
+  const wall = after.wallMs - before.wallMs;
+  const total = after.totalJiffies - before.totalJiffies;
+  if (wall <= 0 || total <= 0) return maxThreads;
+  const idleCores = (after.cores * (after.idleJiffies - before.idleJiffies)) / total;
+  const ownCores = (after.ownMs - before.ownMs) / wall;
+  return Math.min(maxThreads, Math.max(1, Math.floor(idleCores + ownCores + ROUND_UP)));
+}
+
+/** Tracks the threads to use, measuring again at most every INTERVAL_MS when asked. */
+export class CoreShare {
+  private last: CpuTimes | undefined;
+  private current: number;
+
+  constructor(private readonly maxThreads: number, private readonly read: () => CpuTimes | undefined = readCpuTimes) {
+    this.current = maxThreads;
+    this.last = read();
+  }
+
+  threads(): number {
+    if (!this.last) return this.maxThreads;
+    if (performance.now() - this.last.wallMs < INTERVAL_MS) return this.current;
+    const now = this.read();
+    if (!now) return this.current;
+    this.current = threadsForShare(this.last, now, this.maxThreads);
+    this.last = now;
+    return this.current;
+  }
+}

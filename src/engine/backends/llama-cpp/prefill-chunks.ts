@@ -1,0 +1,61 @@
+/**
+ * How many prompt tokens a sequence evaluates per decode step. A prompt queued whole is decoded in batches of
+ * node-llama-cpp's full batch size (512 tokens), each of which holds every other sequence's next token: one client's
+ * 5.7k-token prompt took another's stream from 9 ms to 3.8 s per token. So prompts are evaluated in chunks that share
+ * each step with the generating sequences (chunked prefill, as in vLLM and SGLang), sized by measured time rather than
+ * a fixed count, because the cost of a prompt token against a decode step varies by model, CPU and load:
+ * - while others generate, a chunk costs about half what their own step costs, so their steps take about 1.5× as
+ *   long (a chunk costing a whole step gave 2.5× at the median and 4× at p95 under load:
+ *   bench/results/2026-11-24-vm-long-prompts.md);
+ * - alone, a chunk lasts about ALONE_CHUNK_MS: long enough that per-step overhead is negligible, short enough that a
+ *   client that goes away stops the work promptly.
+ */
+
+/**
+ * Prompts (uncached parts) of at most this many tokens are evaluated whole: chunking them would hold a new request's
+ * first token for many steps to spare the running streams one slightly longer step.
+ */
+export const WHOLE_PROMPT_TOKENS = 64;
+/** Target duration of a chunk evaluated while no other sequence generates. */
+const ALONE_CHUNK_MS = 250;
+/** The first chunk, before anything is measured. */
+const FIRST_CHUNK = 32;
+/** Alone chunks stay within these bounds (the upper one is node-llama-cpp's default batch size). */
+const MIN_ALONE_CHUNK = 64;
+const MAX_CHUNK = 512;
+/** A shared chunk's cost as a fraction of the others' step. */
+const SHARED_COST = 0.5;
+/** Weight of a new measurement in the running estimates. */
+const SMOOTHING = 0.3;
+
+/** One model's running estimates, shared by its requests (they run on the same context and threads). */
+export class PrefillChunker {
+  /** Milliseconds per prompt token in a step (an upper bound: it includes the step's fixed cost). */
+  private msPerToken: number | undefined;
+  /** Milliseconds of a step's fixed cost: the generating sequences' own step without a chunk. */
+  private stepMs: number | undefined;
+
+  /** Prompt tokens for the next chunk; `shared`: other sequences are generating and wait for this step. */
+  chunkTokens(shared: boolean): number {
+    if (this.msPerToken === undefined) return FIRST_CHUNK;
+    const alone = clamp(Math.round(ALONE_CHUNK_MS / this.msPerToken), MIN_ALONE_CHUNK, MAX_CHUNK);
+    if (!shared) return alone;
+    return clamp(Math.round((SHARED_COST * (this.stepMs ?? 0)) / this.msPerToken), 1, alone);
+  }
+
+  /** Records a chunk of `tokens` prompt tokens whose step took `ms`. */
+  record(tokens: number, ms: number, shared: boolean): void {
+    if (tokens <= 0 || !(ms > 0)) return;
+    if (!shared || this.msPerToken === undefined) this.msPerToken = smooth(this.msPerToken, ms / tokens);
+    // In a shared step the time beyond the chunk's own cost is the others' step.
+    if (shared) this.stepMs = smooth(this.stepMs, Math.max(0, ms - tokens * this.msPerToken));
+  }
+}
+
+function smooth(previous: number | undefined, sample: number): number {
+  return previous === undefined ? sample : previous + SMOOTHING * (sample - previous);
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}

@@ -1,0 +1,100 @@
+/**
+ * Chunked prefill on the real default model, watched at node-llama-cpp's native batch: a long prompt is evaluated in
+ * chunks that each share a decode step with a running stream (so the stream gets a token at every chunk), and an
+ * abort while a prompt is being evaluated stops the evaluation before the prompt is complete.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Llama } from "node-llama-cpp";
+import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
+import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
+import type { GenerationEvent } from "../../src/engine/events.js";
+import type { CompletionRequest } from "../../src/engine/messages.js";
+import { realModelPath, testThreads } from "../helpers/real-model.js";
+import { finishOf, readEvents } from "../helpers/stream-events.js";
+
+/** One native batch: tokens added per sequence id. */
+type Batch = Map<number, number>;
+
+let llama: Llama;
+let model: LlamaCppModel;
+const batches: Batch[] = [];
+/** Called at the start of every native batch (the abort test stops a request from here). */
+let onBatch: (() => void) | undefined;
+
+beforeAll(async () => {
+  llama = await openLlama(false);
+  model = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 4096, threads: testThreads(), prefixCache: false });
+  const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
+  const { initBatch, addToBatch } = native;
+  Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => {
+    batches.push(new Map());
+    onBatch?.();
+    return initBatch?.apply(native, args);
+  } });
+  Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => {
+    const batch = batches.at(-1);
+    const id = Number(args[0]);
+    batch?.set(id, (batch.get(id) ?? 0) + (args[2] as Uint32Array).length);
+    return addToBatch?.apply(native, args);
+  } });
+});
+
+afterAll(async () => {
+  await model?.dispose();
+  await llama?.dispose();
+});
+
+/** A raw completion of a long counting text (about 5 tokens per number). */
+const longPrompt = (numbers: number, maxTokens: number): CompletionRequest => ({
+  model: "m", prompt: Array.from({ length: numbers }, (_, i) => i + 1).join(", ") + ",", maxTokens, sampling: { temperature: 0 },
+});
+
+const streamRequest: CompletionRequest = {
+  model: "m", prompt: "Counting on: 1, 2, 3, 4, 5, 6, 7, 8,", maxTokens: 2000, sampling: { temperature: 0 },
+};
+
+describe("chunked prefill", () => {
+  it("evaluates a long prompt in chunks that each share a step with a running stream", async () => {
+    const stream = new AbortController();
+    let streamTokens = 0;
+    let resolveRunning: () => void = () => {};
+    const running = new Promise<void>((resolve) => { resolveRunning = resolve; });
+    const streaming = readEvents((async function* () {
+      for await (const event of model.complete(streamRequest, { signal: stream.signal })) {
+        if (event.type === "text-delta" && ++streamTokens === 2) resolveRunning();
+        yield event;
+      }
+    })());
+    await running;
+    const firstBatch = batches.length;
+    const tokensBefore = streamTokens;
+    const long = await readEvents(model.complete(longPrompt(80, 1)));
+    const tokensDuring = streamTokens - tokensBefore;
+    stream.abort();
+    await streaming;
+
+    const promptTokens = finishOf(long).usage.inputTokens;
+    // The stream holds sequence 0 and the long prompt sequence 1; look at the batches that carried the prompt.
+    const prefill = batches.slice(firstBatch).filter((batch) => batch.has(1));
+    expect(prefill.reduce((sum, batch) => sum + (batch.get(1) ?? 0), 0)).toBe(promptTokens);
+    // Queued whole, the prompt would fit one batch; a chunk costs about half what the stream's own step costs.
+    expect(prefill.length).toBeGreaterThanOrEqual(8);
+    // Every chunk shared its step with the stream, which therefore got a token per chunk.
+    expect(prefill.filter((batch) => !batch.has(0))).toEqual([]);
+    expect(tokensDuring).toBeGreaterThanOrEqual(prefill.length - 1);
+  });
+
+  it("stops evaluating a prompt within a chunk of an abort", async () => {
+    const controller = new AbortController();
+    const firstBatch = batches.length;
+    onBatch = () => {
+      if (batches.length - firstBatch === 2) controller.abort();
+    };
+    const events: GenerationEvent[] = await readEvents(model.complete(longPrompt(500, 4), { signal: controller.signal }));
+    onBatch = undefined;
+    const evaluated = batches.slice(firstBatch).reduce((sum, batch) => sum + [...batch.values()].reduce((a, b) => a + b, 0), 0);
+    expect(finishOf(events).reason).toBe("aborted");
+    expect(batches.length - firstBatch).toBe(2);
+    expect(evaluated).toBeLessThan(finishOf(events).usage.inputTokens);
+  });
+});
