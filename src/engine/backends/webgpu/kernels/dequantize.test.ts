@@ -4,7 +4,7 @@ import { createDequantize, createEmbed } from "./dequantize.js";
 import { device, noGpu, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, dispatch, groupsFor, readFloats } from "./run-kernel.js";
 
-const TYPES = [GgmlType.F32, GgmlType.F16, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0];
+const TYPES = [GgmlType.F32, GgmlType.F16, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
 
 /** Largest distance in float32 ulps (of the expected value) between two arrays. */
 function maxUlps(actual: Float32Array, expected: Float32Array): number {
@@ -20,7 +20,7 @@ describe.skipIf(noGpu)("dequantize kernel (planar → f32)", () => {
   for (const type of TYPES) {
     it(`matches the JS dequantizer within 1 ulp for ${typeName(type)}`, async () => {
       const rows = 6;
-      const cols = 96;
+      const cols = type >= GgmlType.Q4_K ? 256 : 96; // K-quant rows are whole 256-blocks
       const { tensor, values } = randomPlanar(type, rows, cols, 100 + type);
       const blocks = (rows * cols) / 32;
       const out = createStorage(device(), values.byteLength);

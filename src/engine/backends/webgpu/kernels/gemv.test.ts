@@ -4,9 +4,9 @@ import { balancedLaunch, createGemv, gemvInvocations, type GemvOptions } from ".
 import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
 
-const TYPES = [GgmlType.F32, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0];
+const TYPES = [GgmlType.F32, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
 const ROWS = 22; // not a multiple of 4: the tail invocation is exercised
-const COLS = 160;
+const COLS = 512; // whole 256-blocks, for the K-quants
 const EPS = 1e-5;
 
 /** f64 reference: Σ_k W[r,k]·xs[k] per row, with ‖W[r]‖₁ for the tolerance. */

@@ -50,6 +50,7 @@ ${swiglu ? declarePlanes(type, "u", first + weightPlanes(type).length) : ""}
 ${epilogue === "rope-kv" ? ropeKvEpilogueWgsl(first + weightPlanes(type).length, kv) : ""}
 var<private> xv: array<vec4<f32>, 8>;
 var<private> xsum: f32;
+var<private> xhalf: vec2<f32>;
 ${unpackWgsl}
 ${blockDotWgsl(type, "w")}
 ${swiglu ? blockDotWgsl(type, "u") : ""}
@@ -66,13 +67,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   ${Array.from({ length: ROWS_PER }, (_, t) => `let rb${t} = min(r0 + ${t}u, ROWS - 1u) * nb;`).join(" ")}
   ${groups.map((v) => `var acc${v} = vec4<f32>(0.0);${swiglu ? ` var accu${v} = vec4<f32>(0.0);` : ""}`).join(" ")}
   for (var b = 0u; b < nb; b++) {
-    var s = vec4<f32>(0.0);
+    var s = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
     for (var j = 0u; j < 8u; j++) {
       let v = x[b * 8u + j]${norm ? " * gain[b * 8u + j]" : ""};
       xv[j] = v;
-      s += v;
+      s[j / 4u] += v;
     }
-    xsum = s.x + s.y + s.z + s.w;
+    xhalf = vec2<f32>(dot(s[0], vec4<f32>(1.0)), dot(s[1], vec4<f32>(1.0)));
+    xsum = xhalf.x + xhalf.y;
     ${groups.map((v) => `acc${v} += ${rowsOf("w", v)};${swiglu ? ` accu${v} += ${rowsOf("u", v)};` : ""}`).join("\n    ")}
   }
   ${norm ? normScale(swiglu, groups) : ""}

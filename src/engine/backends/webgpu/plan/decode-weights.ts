@@ -85,7 +85,7 @@ function checkWeightType(name: string, type: GgmlType): void {
   try {
     weightPlanes(type);
   } catch {
-    const message = `cannot load on the webgpu backend: tensor ${name} is ${typeName(type)}, which it cannot run yet (F32, F16, Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 can)`;
+    const message = `cannot load on the webgpu backend: tensor ${name} is ${typeName(type)}, which it cannot run yet (F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K can)`;
     throw new EngineError("backend_failure", message, { tensor: name, type: typeName(type) });
   }
 }

@@ -58,6 +58,26 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     });
   }
 
+  const K_SHAPE = { embedding: 256, feedForward: 512 }; // K-quant rows are whole 256-blocks
+  for (const [name, options] of [["q4_k", { type: "q4_k", shape: K_SHAPE }], ["q5_k", { type: "q5_k", shape: K_SHAPE }], ["q6_k-tied", { type: "q6_k", tied: true, shape: K_SHAPE }]] as const) {
+    it(`matches per-layer residuals, logits and argmax on the ${name} fixture`, async () => {
+      const { plan, arena, reference } = await load(name, options);
+      const session = createReferenceSession(reference);
+      for (const token of [1, 70, 140, 7, 33]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+      plan.destroy();
+      arena.destroy();
+    });
+  }
+
+  it("matches on a Q4_K_M-style mix: Q5_0 layers, Q8_0 attn_v (split q/k/v), Q6_K ffn_down, Q8_0 LM head", async () => {
+    const overrides = { attn_v: "q8_0", ffn_down: "q6_k", output: "q8_0" } as const;
+    const { plan, arena, reference } = await load("q4_k_m-mix", { type: "q5_0", overrides, shape: { feedForward: 256 } });
+    const session = createReferenceSession(reference);
+    for (const token of [3, 77, 150, 12]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+    plan.destroy();
+    arena.destroy();
+  });
+
   it("matches with q, k, v as three GEMVs and the separate RoPE + KV kernel (mixed-type files)", async () => {
     const { plan, arena, reference } = await load("q4_0-split", { type: "q4_0" }, { stackQkv: false });
     const session = createReferenceSession(reference);
