@@ -73,6 +73,14 @@ describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i ro
     expectClose(await runGemv({ type: GgmlType.Q4_0, epilogue: "residual", rowsPerInvocation }, uploadPlanes(tensor), x, undefined, initial), expected, l1, maxX);
   });
 
+  it("adds the bias in the store epilogue (qwen2's q/k/v)", async () => {
+    const bias = randomFloats(ROWS, 10, 3);
+    const { tensor, values } = randomPlanar(GgmlType.Q6_K, ROWS, COLS, 11);
+    const { y, l1 } = matVec(values, Float64Array.from(x));
+    const actual = await runGemv({ type: GgmlType.Q6_K, bias: true, rowsPerInvocation }, [...uploadPlanes(tensor), createStorage(device(), bias)], x);
+    expectClose(actual, y.map((v, r) => v + bias[r]!), l1, maxX);
+  });
+
   it("fuses gate and up with SwiGLU: silu(G·x̂)·(U·x̂) with the norm prologue", async () => {
     const gain = randomFloats(COLS, 7, 2);
     const g = randomPlanar(GgmlType.Q4_1, ROWS, COLS, 8);

@@ -78,6 +78,28 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     arena.destroy();
   });
 
+  it("matches on a qwen2 fixture: q/k/v biases, NEOX RoPE, θ = 1e6, ε = 1e-6 (stacked q|k|v, separate RoPE kernel)", async () => {
+    const { plan, arena, reference } = await load("qwen2", { type: "q8_0", qwen2: true, randomNorms: true });
+    const session = createReferenceSession(reference);
+    for (const token of [5, 60, 120, 9, 200]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+    // embed; per layer norm, QKV, RoPE, 3 attention, O, norm, gate/up, down; norm, LM head, 2 argmax
+    expect(plan.dispatchCount).toBe(1 + 10 * reference.config.layers + 4);
+    plan.destroy();
+    arena.destroy();
+  });
+
+  it("matches on a qwen2 Q4_K_M-style mix with the LM head in row shards (split q/k/v, each with its bias)", async () => {
+    const overrides = { attn_v: "q8_0", ffn_down: "q6_k", output: "q8_0" } as const;
+    // 263 vocabulary rows of 64 Q8_0 weights take 64 B each in the quants plane: 8 KiB shards hold 128 rows.
+    const { plan, arena, reference } = await load("qwen2-mix", { type: "q5_0", overrides, qwen2: true, shape: { feedForward: 256 } }, { shardBytes: 8192 });
+    const session = createReferenceSession(reference);
+    for (const token of [7, 99, 250, 31]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+    // embed; per layer norm, 3 QKV, RoPE, 3 attention, O, norm, gate/up, down; norm, 3 LM-head shards, 2 argmax
+    expect(plan.dispatchCount).toBe(1 + 12 * reference.config.layers + 6);
+    plan.destroy();
+    arena.destroy();
+  });
+
   it("matches with q, k, v as three GEMVs and the separate RoPE + KV kernel (mixed-type files)", async () => {
     const { plan, arena, reference } = await load("q4_0-split", { type: "q4_0" }, { stackQkv: false });
     const session = createReferenceSession(reference);
