@@ -1,7 +1,8 @@
 /**
  * The WebGPU backend on the real coder model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M: qwen2 with Q5_0, Q8_0, Q4_K and
  * Q6_K tensors) against llama.cpp on the same file and the same token ids. llama.cpp decodes 32 greedy tokens per
- * prompt; ours is teacher-forced on that sequence, so each position is compared on equal inputs. llama.cpp's CPU
+ * prompt; ours evaluates the prompt in batches, then is teacher-forced on that sequence, so each position is compared
+ * on equal inputs. llama.cpp's CPU
  * path rounds activations to 8 bits before quantized matmuls (ours keeps them f32), so the logits differ by that
  * rounding, and a pick may differ only where llama.cpp's top two logits are within NEAR_TIE of each other.
  */
@@ -83,7 +84,7 @@ describe.skipIf(!available)("the coder model on WebGPU against llama.cpp (same f
     const prompt = model.tokenize(text, true);
     const theirs = await decodeWithLlamaCpp(prompt);
     plan.reset();
-    for (const token of prompt.slice(0, -1)) await plan.step(token);
+    await plan.prefill(prompt.slice(0, -1)); // batched prompt evaluation
     let input: number = prompt.at(-1)!;
     const stats = { positions: 0, agreeing: 0, nearTies: 0, worstLogit: 0 };
     for (let i = 0; i < GENERATED; i++) {

@@ -30,16 +30,21 @@ describe.skipIf(noGpu)("dequantize kernel (planar → f32)", () => {
     });
   }
 
-  it("embeds the row named by a GPU-side token id, clamping ids past the table", async () => {
+  it("embeds the rows named by GPU-side token ids, one per id, clamping ids past the table", async () => {
     const rows = 5;
     const cols = 64;
     const { tensor, values } = randomPlanar(GgmlType.Q8_0, rows, cols, 7);
     const out = createStorage(device(), cols * 4);
     const pipeline = createEmbed(device(), GgmlType.Q8_0, rows, cols);
     for (const [id, row] of [[3, 3], [0, 0], [99, 4]] as const) {
-      const token = createStorage(device(), new Uint32Array([id]));
+      const token = { buffer: createStorage(device(), new Uint32Array([id])), size: 4 }; // one id: one row
       dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, [token, out, ...uploadPlanes(tensor)]), workgroups: 1 }]);
       expect(maxUlps(await readFloats(device(), out, cols), values.subarray(row * cols, (row + 1) * cols))).toBeLessThanOrEqual(1);
     }
+    const batch = createStorage(device(), 3 * cols * 4);
+    const ids = createStorage(device(), new Uint32Array([4, 0, 2]));
+    dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, [{ buffer: ids, size: 12 }, batch, ...uploadPlanes(tensor)]), workgroups: 1 }]);
+    const embedded = await readFloats(device(), batch, 3 * cols);
+    [4, 0, 2].forEach((row, k) => expect(maxUlps(embedded.subarray(k * cols, (k + 1) * cols), values.subarray(row * cols, (row + 1) * cols))).toBeLessThanOrEqual(1));
   });
 });

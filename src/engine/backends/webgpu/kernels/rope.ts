@@ -30,26 +30,30 @@ ${ROPE_HEADER}
 ${declareKvCache(3, "k_cache", kv, "pair", "read_write")}
 ${declareKvCache(4, "v_cache", kv, "pair", "read_write")}
 fn rotate(v: vec2<f32>, cs: vec2<f32>) -> vec2<f32> { return vec2<f32>(v.x * cs.x - v.y * cs.y, v.x * cs.y + v.y * cs.x); }
-fn store(head: u32, unit: u32, v: vec2<f32>) {
-  let at = ((head - HEADS) % KV_HEADS * MAX_CTX + step.pos) * (HEAD_DIM / 2u) + unit;
+fn store(head: u32, pos: u32, unit: u32, v: vec2<f32>) {
+  let at = ((head - HEADS) % KV_HEADS * MAX_CTX + pos) * (HEAD_DIM / 2u) + unit;
   if (head >= HEADS + KV_HEADS) { v_cache[at] = ${encodeKv(kv, "pair", "v")}; } else if (head >= HEADS) { k_cache[at] = ${encodeKv(kv, "pair", "v")}; }
 }
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let half = HEAD_DIM / 2u;
   let per_head = ${neox ? "HEAD_DIM / 4u" : "half"};
-  let head = gid.x / per_head;
+  // Prefill: invocations past one token's heads serve the batch's next tokens (positions step.pos + 1, …).
+  let token = gid.x / ((HEADS + 2u * KV_HEADS) * per_head);
+  let pos = step.pos + token;
+  let head = (gid.x / per_head) % (HEADS + 2u * KV_HEADS);
   let i = gid.x % per_head;
-  if (head >= HEADS + 2u * KV_HEADS) { return; }
+  if (token >= step.tokens) { return; }
+  let base = token * (HEADS + 2u * KV_HEADS) * half;
   let rotates = head < HEADS + KV_HEADS;
   ${neox ? `// units i and i + D/4 hold dims (2i, 2i+1) and (2i + D/2, 2i+1 + D/2): x pairs with x, y with y.
-  let lo_at = head * half + i;
+  let lo_at = base + head * half + i;
   let hi_at = lo_at + HEAD_DIM / 4u;
   var lo = qkv[lo_at];
   var hi = qkv[hi_at];
   if (rotates) {
-    let c0 = table[step.pos * half + 2u * i];
-    let c1 = table[step.pos * half + 2u * i + 1u];
+    let c0 = table[pos * half + 2u * i];
+    let c1 = table[pos * half + 2u * i + 1u];
     let x = rotate(vec2<f32>(lo.x, hi.x), c0);
     let y = rotate(vec2<f32>(lo.y, hi.y), c1);
     lo = vec2<f32>(x.x, y.x);
@@ -57,13 +61,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     qkv[lo_at] = lo;
     qkv[hi_at] = hi;
   }
-  if (head >= HEADS) { store(head, i, lo); store(head, i + HEAD_DIM / 4u, hi); }` : `let p = head * half + i;
+  if (head >= HEADS) { store(head, pos, i, lo); store(head, pos, i + HEAD_DIM / 4u, hi); }` : `let p = base + head * half + i;
   var v = qkv[p];
   if (rotates) {
-    v = rotate(v, table[step.pos * half + i]);
+    v = rotate(v, table[pos * half + i]);
     qkv[p] = v;
   }
-  if (head >= HEADS) { store(head, i, v); }`}
+  if (head >= HEADS) { store(head, pos, i, v); }`}
 }`;
 }
 
@@ -117,9 +121,9 @@ export function createRopeKv(device: GPUDevice, s: AttentionShape, style: RopeSt
   return createKernel(device, ropeKvWgsl(s.kv, style), { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx }, "rope-kv");
 }
 
-/** Invocations of the RoPE + KV kernel: one per pair (NORM) or per two pairs (NEOX). */
-export function ropeKvInvocations(s: AttentionShape, style: RopeStyle = "norm"): number {
-  return ((s.heads + 2 * s.kvHeads) * s.headDim) / (style === "neox" ? 4 : 2);
+/** Invocations of the RoPE + KV kernel for `tokens` tokens: one per pair (NORM) or per two pairs (NEOX). */
+export function ropeKvInvocations(s: AttentionShape, style: RopeStyle = "norm", tokens = 1): number {
+  return (tokens * (s.heads + 2 * s.kvHeads) * s.headDim) / (style === "neox" ? 4 : 2);
 }
 
 /** How positions map to angles (llama.cpp's rope parameters). */

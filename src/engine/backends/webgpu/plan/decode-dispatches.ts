@@ -41,6 +41,8 @@ export interface DecodePlanOptions {
   threads?: number;
   /** KV cache element type: f32 (default, exact against the f64 reference) or f16 (half the memory, llama.cpp's default). */
   kvCache?: KvCacheType;
+  /** Prompt tokens per prefill batch (default 64); 1 evaluates prompts token by token with decode steps. */
+  prefillBatch?: number;
 }
 
 /** Creates the pipelines (shared between layers of one shape) and one bind group per dispatch. */
@@ -72,7 +74,7 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
   };
   const withGain = (n: { norm: boolean }, gain: BufferRange) => (n.norm ? [gain] : []);
 
-  add(createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [b.token, b.x, ...w.embeddings.planes], groupsFor(d / 32));
+  add(createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [{ buffer: b.token, offset: 0, size: 4 }, b.x, ...w.embeddings.planes], groupsFor(d / 32));
   const ropeKv = lazily(() => createRopeKv(device, shape, config.ropeStyle));
   const attention = createAttention(device, shape);
   const layerEnds: number[] = [];

@@ -100,6 +100,27 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     arena.destroy();
   });
 
+  const PROMPT = [1, 70, 140, 7, 33, 99, 12, 250, 3, 61, 18, 200];
+  for (const [name, options, planOptions] of [
+    ["q4_1", { type: "q4_1" }, { prefillBatch: 5 }],
+    ["qwen2-mix", { type: "q5_0", overrides: { attn_v: "q8_0", ffn_down: "q6_k" }, qwen2: true, shape: { feedForward: 256 } }, { prefillBatch: 8 }],
+    ["q4_k-kv16", { type: "q4_k", shape: K_SHAPE }, { prefillBatch: 16, kvCache: "f16" }],
+  ] as const) {
+    it(`evaluates a prompt in batches (${planOptions.prefillBatch} tokens) as the reference does token by token: ${name}`, async () => {
+      const { plan, arena, reference } = await load(`prefill-${name}`, options, {}, planOptions);
+      const session = createReferenceSession(reference);
+      const expected = PROMPT.map((token) => session.step(token));
+      await plan.prefill(PROMPT.slice(0, -1));
+      expect(plan.position).toBe(PROMPT.length - 1);
+      const bounds = planOptions.kvCache === "f16" ? { layer: 2e-3, logits: 2e-3 } : undefined;
+      // The last prompt token reads every cached position the batches wrote; then decoding goes on from there.
+      expectMatches(await plan.step(PROMPT.at(-1)!, { residuals: true, logits: true }), expected.at(-1)!, bounds);
+      for (const token of [5, 77]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token), bounds);
+      plan.destroy();
+      arena.destroy();
+    });
+  }
+
   it("matches with q, k, v as three GEMVs and the separate RoPE + KV kernel (mixed-type files)", async () => {
     const { plan, arena, reference } = await load("q4_0-split", { type: "q4_0" }, { stackQkv: false });
     const session = createReferenceSession(reference);
