@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseGgufHeader, readGgufHeader } from "../../../../models/gguf.js";
 import { encodeGguf } from "../../../../models/gguf-write.js";
@@ -7,6 +8,7 @@ import { TINY_VOCABULARY_SIZE, tinyGgufBytes } from "../../../../../test/helpers
 import { readLlamaConfig } from "./llama-config.js";
 
 const coder = coderModelPath();
+const GEMMA = process.env.KILN_TEST_GEMMA_MODEL ?? "/work/models/gemma-3-270m-q4_k_m.gguf";
 
 describe("readLlamaConfig", () => {
   it("reads the tiny fixture's shape, untied and tied", () => {
@@ -37,6 +39,11 @@ describe("readLlamaConfig", () => {
       architecture: "qwen2", layers: 24, embedding: 896, heads: 14, kvHeads: 2, headDim: 64, feedForward: 4864, vocabSize: 151936,
       ropeTheta: 1e6, ropeStyle: "neox", attentionBias: true, tiedEmbeddings: false,
     });
+  });
+
+  it.skipIf(!existsSync(GEMMA))("refuses the real Gemma 3 270M file at load, naming its architecture", async () => {
+    const header = await readGgufHeader(GEMMA);
+    expect(() => readLlamaConfig(header)).toThrow(/architecture is "gemma3" \(use the llama-cpp backend for it\)/);
   });
 
   it("refuses another architecture (Gemma 3) naming it, and names a missing key", async () => {
