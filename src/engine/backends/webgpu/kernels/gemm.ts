@@ -13,7 +13,7 @@ import { stepWgsl } from "./step.js";
 /** Tokens an invocation computes (the weight reuse factor). */
 export const GEMM_TILE = 8;
 /** Rows an invocation computes (the reuse factor of each loaded slice of X; a multiple of 4). */
-export const GEMM_ROWS = 8;
+export const GEMM_ROWS = 12;
 
 /** What a batched GEMV fuses (the same epilogues as the decode GEMV, minus RoPE: NEOX pairs span invocations). */
 export interface GemmOptions {
