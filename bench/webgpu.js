@@ -48,6 +48,8 @@ const machine = describeMachine();
 const engines = { "llama-cpp": await load("llama-cpp"), webgpu: await load("webgpu"), "webgpu-token-by-token": await load("webgpu", 1) };
 const adapter = engines.webgpu.listModels()[0].details;
 log(`webgpu adapter ${adapter.adapter} (${adapter.gpuBackend}, ${adapter.tier}), ${adapter.dispatchesPerToken} dispatches per token`);
+// A short warm-up request per side first: llvmpipe compiles each shader on its first dispatch, which is not speed.
+for (const engine of Object.values(engines)) for await (const _ of engine.generate(request(`Warm up: ${makeProse(99, 12)}`, 2)));
 const samples = Object.fromEntries(Object.keys(engines).map((side) => [side, []]));
 try {
   for (let r = 0; r < rounds; r++) {
