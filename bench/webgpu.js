@@ -1,11 +1,14 @@
 /**
  * `npm run bench:webgpu`: the WebGPU backend next to the llama.cpp backend on the same machine and model, in one run
  * (sides alternate each round): prompt processing and generation tokens/s through kiln's engine in-process, and
- * the WebGPU decode plan's dispatches per token. Writes bench/results/<date>-<host>-webgpu.{json,md}.
- * Env: BENCH_THREADS (llama.cpp threads; default all cores), ROUNDS (default 2), BENCH_GENERATE (tokens, default 32).
+ * the WebGPU decode plan's dispatches per token. A third side, WebGPU with prompts evaluated token by token (batched
+ * prefill off), is the baseline of the batched prompt speed. Writes bench/results/<date>-<host>-webgpu[-model].{json,md}.
+ * Env: BENCH_THREADS (llama.cpp threads; default all cores), ROUNDS (default 2), BENCH_GENERATE (tokens, default 32),
+ * BENCH_MODEL_PATH (default: the store's default model).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { hostname, loadavg } from "node:os";
+import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSettings } from "./lib/config.js";
 import { describeMachine } from "./lib/machine.js";
@@ -20,7 +23,7 @@ const log = (line) => console.error(`[bench webgpu ${new Date().toISOString().sl
 
 const { createEngine } = await import("../dist/engine/index.js");
 // No prefix cache on either side: every round evaluates its whole prompt.
-const load = (backend) => createEngine({ models: [{ id: "m", path: settings.modelPath, backend }], parallel: 1, ctxSize: 1024, threads: settings.threads, prefixCache: false });
+const load = (backend, promptBatch) => createEngine({ models: [{ id: "m", path: settings.modelPath, backend }], parallel: 1, ctxSize: 1024, threads: settings.threads, prefixCache: false, promptBatch });
 const request = (text, maxTokens) => ({ model: "m", messages: [{ role: "user", parts: [{ type: "text", text }] }], maxTokens, sampling: { temperature: 0 } });
 
 /** Prompt tokens ÷ time to the first token, and tokens/s from the first token to the last. */
@@ -42,10 +45,12 @@ async function measure(engine, text) {
 
 const started = new Date();
 const machine = describeMachine();
-const engines = { "llama-cpp": await load("llama-cpp"), webgpu: await load("webgpu") };
+const engines = { "llama-cpp": await load("llama-cpp"), webgpu: await load("webgpu"), "webgpu-token-by-token": await load("webgpu", 1) };
 const adapter = engines.webgpu.listModels()[0].details;
 log(`webgpu adapter ${adapter.adapter} (${adapter.gpuBackend}, ${adapter.tier}), ${adapter.dispatchesPerToken} dispatches per token`);
-const samples = { "llama-cpp": [], webgpu: [] };
+// A short warm-up request per side first: llvmpipe compiles each shader on its first dispatch, which is not speed.
+for (const engine of Object.values(engines)) for await (const _ of engine.generate(request(`Warm up: ${makeProse(99, 12)}`, 2)));
+const samples = Object.fromEntries(Object.keys(engines).map((side) => [side, []]));
 try {
   for (let r = 0; r < rounds; r++) {
     // A fresh prompt each round, so no side reuses a cached prefix.
@@ -70,25 +75,28 @@ const result = {
   ratios: {
     generate: ratio(summary.webgpu.generateTokensPerSecond, summary["llama-cpp"].generateTokensPerSecond),
     prompt: ratio(summary.webgpu.promptTokensPerSecond, summary["llama-cpp"].promptTokensPerSecond),
+    batchedPrompt: ratio(summary.webgpu.promptTokensPerSecond, summary["webgpu-token-by-token"].promptTokensPerSecond),
   },
 };
 const markdown = [
   `# kiln WebGPU backend — ${result.date} on ${hostname()}`,
   "",
   `Machine: ${machine.cpu.model}, ${machine.logicalCpus} logical CPUs, ${machine.memoryGiB} GiB; load average at the start ${machine.loadAverageAtStart.join(" / ")}. WebGPU adapter: ${adapter.adapter} through ${adapter.gpuBackend} (${adapter.tier} tier${adapter.softwareAdapter ? ", a software renderer on the CPU" : ""}).`,
-  `Default model, greedy, a ${median(samples.webgpu.map((s) => s.inputTokens))}-token prompt, ${generate} generated tokens, median of ${rounds} rounds; llama.cpp with ${settings.threads} threads. Load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" / ")}.`,
+  `Model ${basename(settings.modelPath)}, greedy, a ${median(samples.webgpu.map((s) => s.inputTokens))}-token prompt, ${generate} generated tokens, median of ${rounds} rounds; llama.cpp with ${settings.threads} threads. Load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(" / ")}.`,
   "",
   "| backend | prompt tok/s | generate tok/s | dispatches per token |",
   "| --- | --- | --- | --- |",
   `| llama-cpp | ${summary["llama-cpp"].promptTokensPerSecond} | ${summary["llama-cpp"].generateTokensPerSecond} | – |`,
   `| webgpu | ${summary.webgpu.promptTokensPerSecond} | ${summary.webgpu.generateTokensPerSecond} | ${adapter.dispatchesPerToken} |`,
+  `| webgpu, prompt token by token | ${summary["webgpu-token-by-token"].promptTokensPerSecond} | ${summary["webgpu-token-by-token"].generateTokensPerSecond} | ${adapter.dispatchesPerToken} |`,
   "",
-  `WebGPU ÷ llama.cpp (same run): generation ${result.ratios.generate}, prompt ${result.ratios.prompt}. The prompt is evaluated one token at a time on WebGPU (no batched prefill yet).`,
+  `WebGPU ÷ llama.cpp (same run): generation ${result.ratios.generate}, prompt ${result.ratios.prompt}. Batched prompt evaluation (${adapter.promptBatch} tokens per batch) ÷ token by token: ${result.ratios.batchedPrompt}.`,
   "",
 ].join("\n");
 const dir = fileURLToPath(new URL("./results/", import.meta.url));
 mkdirSync(dir, { recursive: true });
-const name = `${started.toISOString().slice(0, 10)}-${hostname().split(".")[0]}-webgpu`;
+const model = basename(settings.modelPath, ".gguf");
+const name = `${started.toISOString().slice(0, 10)}-${hostname().split(".")[0]}-webgpu${model === "smollm2-135m" ? "" : `-${model}`}`;
 writeFileSync(`${dir}${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${dir}${name}.md`, markdown);
 console.log(markdown);

@@ -40,6 +40,8 @@ export interface EngineOptions {
   queue?: number;
   /** Reuse cached prompt prefixes across requests (default true; false for benchmarks). */
   prefixCache?: boolean;
+  /** Prompt tokens the WebGPU backend evaluates together (default 64; 1: token by token, a benchmark baseline). */
+  promptBatch?: number;
   /** "auto" (default): a GPU when one works, else the CPU; false: CPU only. */
   gpu?: GpuChoice;
   /** Tool-call ids (injectable for golden files). */
@@ -105,7 +107,7 @@ async function openLocalBackends(options: EngineOptions, names: Set<LocalBackend
   }
   if (names.has("webgpu")) {
     const { openWebGpuBackend } = await import("./backends/webgpu/webgpu-backend.js");
-    backends.set("webgpu", openWebGpuBackend({ ctxSize: options.ctxSize, prefixCache: options.prefixCache, parallel, ids: options.ids ?? newId }));
+    backends.set("webgpu", openWebGpuBackend({ ctxSize: options.ctxSize, prefixCache: options.prefixCache, promptBatch: options.promptBatch, parallel, ids: options.ids ?? newId }));
   }
   return backends;
 }

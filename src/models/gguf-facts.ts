@@ -36,6 +36,11 @@ const TENSOR_TYPES: Record<number, string> = {
   29: "IQ1_M", 30: "BF16", 34: "TQ1_0", 35: "TQ2_0",
 };
 
+/** ggml's name of a tensor type id ("Q3_K"), or "type N" for an id it does not know. */
+export function tensorTypeName(type: number): string {
+  return TENSOR_TYPES[type] ?? `type ${type}`;
+}
+
 /** Reads the facts the store records from a parsed header. */
 export function describeGguf(header: GgufHeader): GgufFacts {
   const architecture = stringOf(header.metadata["general.architecture"]);
@@ -57,7 +62,7 @@ function quantizationOf(header: GgufHeader, elements: number[]): string | null {
   const byType = new Map<number, number>();
   header.tensors.forEach((t, i) => byType.set(t.type, (byType.get(t.type) ?? 0) + elements[i]!));
   const [top] = [...byType.entries()].sort((a, b) => b[1] - a[1]);
-  return top ? (TENSOR_TYPES[top[0]] ?? `type ${top[0]}`) : null;
+  return top ? tensorTypeName(top[0]) : null;
 }
 
 function stringOf(value: GgufValue | undefined): string | null {

@@ -1,5 +1,5 @@
 /**
- * Writes a tiny, valid GGUF model: llama architecture, 2 layers of small random F32 weights (deterministic from a
+ * Writes a tiny, valid GGUF model: llama (or qwen2) architecture, 2 layers of small random F32 weights (deterministic from a
  * seed), a byte-level BPE vocabulary with <|im_start|>, <|im_end|> and <|endoftext|>, and a ChatML template.
  * Its output is noise, but it loads and generates, so plumbing tests stay fast and need no download.
  * Options pick another tensor type (quantized as llama.cpp's reference quantizers do), another shape, a larger
@@ -19,7 +19,7 @@ export const TINY = { embedding: 64, heads: 4, kvHeads: 2, layers: 2, feedForwar
 export type TinyShape = { -readonly [K in keyof typeof TINY]: number };
 
 /** Tensor types a tiny model can be written in (1-D norm weights stay F32, as llama.cpp keeps them). */
-export type TinyTensorType = "f32" | "f16" | "q4_0" | "q4_1" | "q5_0" | "q5_1" | "q8_0";
+export type TinyTensorType = "f32" | "f16" | "q4_0" | "q4_1" | "q5_0" | "q5_1" | "q8_0" | "q4_k" | "q5_k" | "q6_k";
 
 /** How to vary the tiny model; every field is optional and the defaults give the original F32 model. */
 export interface TinyGgufOptions {
@@ -35,6 +35,13 @@ export interface TinyGgufOptions {
   randomNorms?: boolean;
   /** Leave out output.weight, so the LM head reuses token_embd (which then gets `outputScale`). */
   tied?: boolean;
+  /** Per-tensor types by short name ("ffn_down", "attn_v", "output", "token_embd"), as Q4_K_M files mix them. */
+  overrides?: Record<string, TinyTensorType>;
+  /**
+   * Write a `qwen2` model: biases on q, k and v (random, so a bias applied wrongly shows), NEOX RoPE with
+   * freq_base 1e6 and ε 1e-6, as Qwen2.5 files have them.
+   */
+  qwen2?: boolean;
 }
 
 const GGML_TYPES: Record<TinyTensorType, { type: GgmlType; fileType: number }> = {
@@ -45,6 +52,9 @@ const GGML_TYPES: Record<TinyTensorType, { type: GgmlType; fileType: number }> =
   q8_0: { type: GgmlType.Q8_0, fileType: 7 },
   q5_0: { type: GgmlType.Q5_0, fileType: 8 },
   q5_1: { type: GgmlType.Q5_1, fileType: 9 },
+  q4_k: { type: GgmlType.Q4_K, fileType: 15 },
+  q5_k: { type: GgmlType.Q5_K, fileType: 17 },
+  q6_k: { type: GgmlType.Q6_K, fileType: 18 },
 };
 
 /** ChatML, as SmolLM2 and Qwen use it. */
@@ -64,8 +74,12 @@ export function tinyGgufBytes(seed = 1, options: TinyGgufOptions = {}): Buffer {
   const tokens = [...byteTokens(), ...SPECIAL_TOKENS, ...MERGES.map((m) => m.replace(" ", ""))];
   const shape = { ...TINY, ...options.shape };
   const { type, fileType } = GGML_TYPES[options.type ?? "f32"];
-  const list = tensors(shape, tokens.length, mulberry32(seed), options).map((t) => encodeTensor(t, type));
-  return encodeGguf(metadata(tokens, shape, fileType), list);
+  const typeOf = (name: string) => {
+    const override = options.overrides?.[name.replace(/^blk\.\d+\./, "").replace(/\.weight$/, "")];
+    return override ? GGML_TYPES[override].type : type;
+  };
+  const list = tensors(shape, tokens.length, mulberry32(seed), options).map((t) => encodeTensor(t, typeOf(t.name)));
+  return encodeGguf(metadata(tokens, shape, fileType, options.qwen2 ? "qwen2" : "llama"), list);
 }
 
 /** Writes the tiny model to `path`; returns the path. */
@@ -88,24 +102,24 @@ function encodeTensor(tensor: GgufTensorInput, type: GgmlType): GgufTensorInput 
   return { name: tensor.name, dims: tensor.dims, type, bytes: quantize(type, tensor.data) };
 }
 
-function metadata(tokens: string[], shape: TinyShape, fileType: number): GgufEntry[] {
+function metadata(tokens: string[], shape: TinyShape, fileType: number, arch: string): GgufEntry[] {
   const { embedding, heads, kvHeads, layers, feedForward, contextLength } = shape;
   const u32 = (key: string, value: number): GgufEntry => ({ key, type: GgufType.UINT32, value });
   const special = (t: string) => tokens.indexOf(t);
   return [
-    { key: "general.architecture", type: GgufType.STRING, value: "llama" },
+    { key: "general.architecture", type: GgufType.STRING, value: arch },
     { key: "general.name", type: GgufType.STRING, value: "kiln tiny test model" },
     u32("general.file_type", fileType),
-    u32("llama.context_length", contextLength),
-    u32("llama.embedding_length", embedding),
-    u32("llama.block_count", layers),
-    u32("llama.feed_forward_length", feedForward),
-    u32("llama.attention.head_count", heads),
-    u32("llama.attention.head_count_kv", kvHeads),
-    u32("llama.rope.dimension_count", embedding / heads),
-    u32("llama.vocab_size", tokens.length),
-    { key: "llama.rope.freq_base", type: GgufType.FLOAT32, value: 10000 },
-    { key: "llama.attention.layer_norm_rms_epsilon", type: GgufType.FLOAT32, value: 1e-5 },
+    u32(`${arch}.context_length`, contextLength),
+    u32(`${arch}.embedding_length`, embedding),
+    u32(`${arch}.block_count`, layers),
+    u32(`${arch}.feed_forward_length`, feedForward),
+    u32(`${arch}.attention.head_count`, heads),
+    u32(`${arch}.attention.head_count_kv`, kvHeads),
+    u32(`${arch}.rope.dimension_count`, embedding / heads),
+    u32(`${arch}.vocab_size`, tokens.length),
+    { key: `${arch}.rope.freq_base`, type: GgufType.FLOAT32, value: arch === "qwen2" ? 1e6 : 10000 },
+    { key: `${arch}.attention.layer_norm_rms_epsilon`, type: GgufType.FLOAT32, value: arch === "qwen2" ? 1e-6 : 1e-5 },
     { key: "tokenizer.ggml.model", type: GgufType.STRING, value: "gpt2" },
     { key: "tokenizer.ggml.pre", type: GgufType.STRING, value: "default" },
     { key: "tokenizer.ggml.tokens", type: GgufType.ARRAY, itemType: GgufType.STRING, value: tokens },
@@ -142,6 +156,7 @@ function tensors(shape: TinyShape, vocab: number, random: () => number, options:
       weights(`${b}.attn_v.weight`, [e, kv]), weights(`${b}.attn_output.weight`, [e, e]), norm(`${b}.ffn_norm.weight`),
       weights(`${b}.ffn_gate.weight`, [e, ff]), weights(`${b}.ffn_up.weight`, [e, ff]), weights(`${b}.ffn_down.weight`, [ff, e]),
     );
+    if (options.qwen2) list.push(weights(`${b}.attn_q.bias`, [e], 1), weights(`${b}.attn_k.bias`, [kv], 1), weights(`${b}.attn_v.bias`, [kv], 1));
   }
   return list;
 }

@@ -2,7 +2,7 @@
  * The golden model for the WebGPU backend: a plain float64 llama forward pass over a GGUF's dequantized weights.
  * It decodes one token at a time with a KV cache, like llama.cpp's graph for LLM_ARCH_LLAMA: RMSNorm, NORM RoPE
  * (adjacent pairs 2i, 2i+1), grouped-query attention, SwiGLU, and the LM head on token_embd when output.weight
- * is absent. Slow and simple on purpose; use it on tiny fixtures. An optional `GgmlParity` (ggml-parity.ts) adds
+ * is absent; for LLM_ARCH_QWEN2, q/k/v biases and NEOX RoPE (i with i + headDim/2). Slow and simple on purpose; use it on tiny fixtures. An optional `GgmlParity` (ggml-parity.ts) adds
  * llama.cpp's CPU rounding, for comparisons with llama.cpp; the default is exact math, for comparisons with ours.
  */
 import { dequantize } from "../../src/engine/backends/webgpu/gguf/codecs.js";
@@ -31,6 +31,8 @@ export interface ReferenceLayer {
   k: Matrix;
   v: Matrix;
   o: Matrix;
+  /** qwen2's q, k and v biases. */
+  bias?: { q: Float32Array; k: Float32Array; v: Float32Array };
   ffnNorm: Float32Array;
   gate: Matrix;
   up: Matrix;
@@ -69,7 +71,9 @@ export async function loadReferenceModel(path: string): Promise<ReferenceModel> 
   const layers: ReferenceLayer[] = [];
   for (let i = 0; i < config.layers; i++) {
     const matrix = (name: string) => readMatrix(file, `blk.${i}.${name}.weight`);
+    const bias = async (name: string) => (await readMatrix(file, `blk.${i}.attn_${name}.bias`)).data;
     layers.push({
+      bias: config.attentionBias ? { q: await bias("q"), k: await bias("k"), v: await bias("v") } : undefined,
       attnNorm: (await matrix("attn_norm")).data, q: await matrix("attn_q"), k: await matrix("attn_k"), v: await matrix("attn_v"),
       o: await matrix("attn_output"), ffnNorm: (await matrix("ffn_norm")).data, gate: await matrix("ffn_gate"),
       up: await matrix("ffn_up"), down: await matrix("ffn_down"),
@@ -164,13 +168,19 @@ function operations(parity: GgmlParity): Operations {
 
 function attention(ops: Operations, layer: ReferenceLayer, xn: Float64Array, cache: KvCache, rotation: Rotation, config: LlamaConfig): Float64Array {
   const { heads, kvHeads, headDim } = config;
-  const rawQ = ops.matVec(layer.q, xn);
-  const k = ops.matVec(layer.k, xn);
-  for (let h = 0; h < heads; h++) rotate(rawQ, h * headDim, rotation);
-  for (let h = 0; h < kvHeads; h++) rotate(k, h * headDim, rotation);
+  const project = (m: Matrix, bias: Float32Array | undefined) => {
+    const y = ops.matVec(m, xn);
+    if (bias) addInPlace(y, Float64Array.from(bias));
+    return y;
+  };
+  const rawQ = project(layer.q, layer.bias?.q);
+  const k = project(layer.k, layer.bias?.k);
+  const pairing = config.ropeStyle === "neox" ? rotateNeox : rotate;
+  for (let h = 0; h < heads; h++) pairing(rawQ, h * headDim, rotation);
+  for (let h = 0; h < kvHeads; h++) pairing(k, h * headDim, rotation);
   const q = ops.cached(rawQ);
   cache.keys.push(ops.cached(k));
-  cache.values.push(ops.cached(ops.matVec(layer.v, xn)));
+  cache.values.push(ops.cached(project(layer.v, layer.bias?.v)));
   const out = new Float64Array(heads * headDim);
   const group = heads / kvHeads;
   const scale = 1 / Math.sqrt(headDim);
@@ -243,5 +253,16 @@ function rotate(vector: Float64Array, at: number, { cos, sin }: Rotation): void 
     const b = vector[at + 2 * i + 1]!;
     vector[at + 2 * i] = a * cos[i]! - b * sin[i]!;
     vector[at + 2 * i + 1] = a * sin[i]! + b * cos[i]!;
+  }
+}
+
+/** NEOX RoPE: rotates dim i with dim i + ropeDim/2 of one head in place (qwen2). */
+function rotateNeox(vector: Float64Array, at: number, { cos, sin }: Rotation): void {
+  const half = cos.length;
+  for (let i = 0; i < half; i++) {
+    const a = vector[at + i]!;
+    const b = vector[at + i + half]!;
+    vector[at + i] = a * cos[i]! - b * sin[i]!;
+    vector[at + i + half] = a * sin[i]! + b * cos[i]!;
   }
 }

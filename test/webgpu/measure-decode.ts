@@ -23,7 +23,7 @@ const config = readLlamaConfig(file.header);
 let t = performance.now();
 const arena = new WeightArena(gpu.device);
 const weights = await uploadDecodeWeights(file, config, arena);
-console.log(`upload ${(performance.now() - t).toFixed(0)} ms, ${(arena.bytes / 2 ** 20).toFixed(1)} MiB, layer type ${typeName(weights.layers[0]!.o.type)}, head ${typeName(weights.output.type)}`);
+console.log(`upload ${(performance.now() - t).toFixed(0)} ms, ${(arena.bytes / 2 ** 20).toFixed(1)} MiB, layer type ${typeName(weights.layers[0]!.o.type)}, head ${typeName(weights.output[0]!.type)}`);
 t = performance.now();
 const plan = new DecodePlan(gpu, config, weights, 256, { fuseNorm: flags.has("--fuse-norm"), kvCache: flags.has("--kv-f16") ? "f16" : "f32" });
 console.log(`plan ${(performance.now() - t).toFixed(0)} ms, ${plan.dispatchCount} dispatches per token`);

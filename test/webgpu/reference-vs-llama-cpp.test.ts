@@ -126,6 +126,13 @@ describe("the f64 reference forward pass against llama.cpp, teacher-forced on it
     expect(parity.logitError).toBeLessThan(2e-4);
   });
 
+  it("agrees at every position on an F32 qwen2 fixture (q/k/v biases, NEOX RoPE, θ = 1e6, ε = 1e-6)", async () => {
+    const { exact, parity } = await compareOn("qwen2-f32", { ...SHARP, type: "f32", qwen2: true });
+    expect(exact.agreeing).toBe(GENERATED);
+    expect(exact.logitError).toBeLessThan(2e-3);
+    expect(parity.logitError).toBeLessThan(2e-4);
+  });
+
   it.each(["q8_0", "q4_1"] as const)("agrees at ≥ 98%% of decisive positions on a %s fixture once llama.cpp's int8 activations are emulated", async (type) => {
     const { exact, parity } = await compareOn(type, { ...SHARP, type });
     expect(parity.decisive).toBeGreaterThanOrEqual(GENERATED * 0.75);
@@ -135,8 +142,9 @@ describe("the f64 reference forward pass against llama.cpp, teacher-forced on it
     expect(exact.logitError).toBeLessThan(0.1);
   });
 
-  it.each(["f16", "q4_0", "q5_0", "q5_1"] as const)("loads a %s fixture in llama.cpp the way the reference reads it", async (type) => {
-    const { exact } = await compareOn(type, { ...SHARP, type });
+  it.each(["f16", "q4_0", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"] as const)("loads a %s fixture in llama.cpp the way the reference reads it", async (type) => {
+    const shape = type.endsWith("_k") ? { embedding: 256, feedForward: 512 } : undefined; // K-quant rows are whole 256-blocks
+    const { exact } = await compareOn(type, { ...SHARP, type, shape });
     expect(exact.decisive).toBeGreaterThanOrEqual(GENERATED * 0.75);
     expect(exact.decisiveAgreeing / exact.decisive).toBeGreaterThanOrEqual(0.85);
     expect(exact.logitError).toBeLessThan(0.1);

@@ -32,14 +32,26 @@ export class DecodeSession {
     return shared;
   }
 
+  /** Evaluates prompt tokens at the next positions in batches, without logits (see DecodePlan.prefill). */
+  async prefill(tokens: readonly number[]): Promise<void> {
+    const from = this.cached.length;
+    this.cached.push(...tokens);
+    await this.guard(from, () => this.plan.prefill(tokens));
+  }
+
   /** Evaluates one token at the next position; `logits` reads the full distribution back. */
   async feed(token: number, logits: boolean): Promise<DecodeStepResult> {
+    const from = this.cached.length;
     this.cached.push(token);
+    return this.guard(from, () => this.plan.step(token, { logits }));
+  }
+
+  private async guard<T>(from: number, evaluate: () => Promise<T>): Promise<T> {
     try {
-      return await this.plan.step(token, { logits });
+      return await evaluate();
     } catch (error) {
-      // A failed step leaves that position unknown: forget everything from it on.
-      this.cached.length = this.plan.position = Math.min(this.plan.position, this.cached.length - 1);
+      // A failed evaluation leaves its positions unknown: forget everything from the first of them on.
+      this.cached.length = this.plan.position = Math.min(this.plan.position, from);
       if (error instanceof EngineError) throw error;
       const cause = error instanceof Error ? error.message : String(error);
       throw new EngineError("backend_failure", `WebGPU decode step failed: ${cause}`, {}, { cause: error });

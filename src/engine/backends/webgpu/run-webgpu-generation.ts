@@ -1,5 +1,5 @@
 /**
- * The token loop of the WebGPU backend: evaluate the prompt suffix the cache lacks, then sample token by token
+ * The token loop of the WebGPU backend: evaluate the prompt suffix the cache lacks (in batches), then sample token by token
  * (GPU argmax when greedy, else the CPU sampler on read-back logits) until end of generation, a stop sequence, the
  * budget or an abort. Events come from the engine's shared TokenEvents, exactly as on llama.cpp.
  */
@@ -25,18 +25,17 @@ export async function* runWebGpuGeneration(
   const needLogits = !sampler.usesGpuArgmax || logprobs !== undefined;
   const reused = session.reuse(plan.prompt);
   const tokens = new TokenEvents(plan, deps.vocabulary, deps.ids, reused);
-  let step = undefined as Awaited<ReturnType<DecodeSession["feed"]>> | undefined;
-  for (let i = reused; i < plan.prompt.length; i++) {
-    throwIfAborted(signal);
-    step = await session.feed(plan.prompt[i]!, needLogits && i === plan.prompt.length - 1);
-  }
+  // The prompt's uncached tokens but the last go through in batches; the last one's step gives the first token.
+  await session.prefill(plan.prompt.slice(reused, -1));
+  throwIfAborted(signal);
+  let step = await session.feed(plan.prompt.at(-1)!, needLogits);
   yield tokens.start();
   let reason: FinishReason = "stop";
   for (;;) {
     if (signal?.aborted) { reason = "aborted"; break; }
     // The sampler applies penalties to the logits in place; logprobs describe the model's own distribution.
-    const raw = logprobs !== undefined ? step!.logits!.slice() : undefined;
-    const token = sampler.usesGpuArgmax ? step!.token : sampler.pick(step!.logits!, [...plan.prompt, ...tokens.output]);
+    const raw = logprobs !== undefined ? step.logits!.slice() : undefined;
+    const token = sampler.usesGpuArgmax ? step.token : sampler.pick(step.logits!, [...plan.prompt, ...tokens.output]);
     if (deps.vocabulary.isEog(token)) break;
     const alternatives = raw ? [logprobsOf(raw, token, logprobs ?? 0, (id) => deps.vocabulary.detokenize([id], false))] : undefined;
     const { events, finished } = tokens.push(token, alternatives);

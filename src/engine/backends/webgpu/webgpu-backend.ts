@@ -10,6 +10,8 @@ import { loadWebGpuModel } from "./webgpu-model.js";
 export interface WebGpuBackendOptions {
   ctxSize?: number;
   prefixCache?: boolean;
+  /** Prompt tokens per prefill batch (see DecodePlanOptions.prefillBatch). */
+  promptBatch?: number;
   parallel?: number;
   ids: IdFactory;
 }
@@ -24,7 +26,7 @@ export function openWebGpuBackend(options: WebGpuBackendOptions): WebGpuBackend 
   let opening: Promise<GpuDevice> | undefined;
   const device = () => (opening ??= openGpuDevice());
   return {
-    load: async (model) => loadWebGpuModel({ ...model, gpu: await device(), ctxSize: options.ctxSize, prefixCache: options.prefixCache, parallel: options.parallel, ids: options.ids }),
+    load: async (model) => loadWebGpuModel({ ...model, gpu: await device(), ctxSize: options.ctxSize, prefixCache: options.prefixCache, promptBatch: options.promptBatch, parallel: options.parallel, ids: options.ids }),
     describe: async () => (await device()).info,
     async dispose() {
       if (opening) (await opening.catch(() => undefined))?.destroy();

@@ -28,6 +28,8 @@ export interface WebGpuModelOptions {
   ctxSize?: number;
   /** Reuse the cached prompt prefix (default true). */
   prefixCache?: boolean;
+  /** Prompt tokens per prefill batch (default 64; 1 evaluates prompts token by token). */
+  promptBatch?: number;
   /** Sequences decoded at once, each with its own KV cache over the shared weights (default 1). */
   parallel?: number;
   ids: IdFactory;
@@ -44,7 +46,7 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
   const arena = new WeightArena(options.gpu.device);
   try {
     const weights = await uploadDecodeWeights(file, config, arena);
-    const plans = Array.from({ length: options.parallel ?? 1 }, () => new DecodePlan(options.gpu, config, weights, ctxSize));
+    const plans = Array.from({ length: options.parallel ?? 1 }, () => new DecodePlan(options.gpu, config, weights, ctxSize, { prefillBatch: options.promptBatch }));
     const size = (await stat(options.path)).size;
     const info: ModelInfo = {
       id: options.id,
@@ -65,6 +67,7 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
         tier: options.gpu.info.tier,
         softwareAdapter: options.gpu.info.software,
         dispatchesPerToken: plans[0]!.dispatchCount,
+        promptBatch: plans[0]!.promptBatch,
         parallel: plans.length,
       },
     };

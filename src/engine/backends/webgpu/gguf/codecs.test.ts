@@ -39,7 +39,8 @@ describe("quantize / dequantize", () => {
     expect(quantize(GgmlType.F16, new Float32Array(3))).toHaveLength(6);
     expect(() => quantize(GgmlType.Q4_1, new Float32Array(33))).toThrow(/whole Q4_1 blocks/);
     expect(() => dequantize(GgmlType.Q8_0, new Uint8Array(33), 32)).toThrow(/need 34 bytes/);
-    expect(() => quantize(GgmlType.Q4_K, new Float32Array(256))).toThrow(/no JS codec/);
+    expect(quantize(GgmlType.Q6_K, new Float32Array(512))).toHaveLength(420);
+    expect(() => quantize(GgmlType.Q4_K, new Float32Array(128))).toThrow(/whole Q4_K blocks/);
   });
 
   it("keeps F32 exactly and F16 within half an f16 ulp", () => {

@@ -1,10 +1,11 @@
 /**
  * JS codecs for the legacy ggml block types. `quantize` follows ggml's reference quantizers
  * (`quantize_row_*_ref` in ggml-quants.c) step by step in float32, so files we write hold the bytes llama.cpp
- * would write; `dequantize` follows `dequantize_row_*`. Q4_K and Q6_K can be dequantized only.
+ * would write; `dequantize` follows `dequantize_row_*`. K-quants are encoded by the simpler k-quantize.ts.
  */
 import { fromHalfBits, toHalfBits } from "./half.js";
-import { decodeQ4KBlock, decodeQ6KBlock } from "./k-quants.js";
+import { decodeQ4KBlock, decodeQ5KBlock, decodeQ6KBlock } from "./k-quants.js";
+import { encodeAffineKBlock, encodeQ6KBlock } from "./k-quantize.js";
 import { GgmlType, blockInfo, byteSize, typeName } from "./quant-types.js";
 
 const QK = 32;
@@ -38,8 +39,8 @@ export function quantize(type: GgmlType, values: Float32Array): Uint8Array {
   else if (type === GgmlType.F16) values.forEach((v, i) => view.setUint16(2 * i, toHalfBits(v), true));
   else {
     const encode = encoderOf(type);
-    const { bytes: blockBytes } = blockInfo(type);
-    for (let b = 0; b < values.length / QK; b++) encode(values, b * QK, view, b * blockBytes);
+    const { bytes: blockBytes, weights } = blockInfo(type);
+    for (let b = 0; b < values.length / weights; b++) encode(values, b * weights, view, b * blockBytes);
   }
   return out;
 }
@@ -152,6 +153,9 @@ const ENCODERS: Partial<Record<GgmlType, BlockEncoder>> = {
     view.setUint16(at, toHalfBits(d), true);
     for (let j = 0; j < QK; j++) view.setInt8(at + 2 + j, roundHalfAway(f(x[from + j]! * id)));
   },
+  [GgmlType.Q4_K]: (x, from, view, at) => encodeAffineKBlock(4, x, from, view, at),
+  [GgmlType.Q5_K]: (x, from, view, at) => encodeAffineKBlock(5, x, from, view, at),
+  [GgmlType.Q6_K]: encodeQ6KBlock,
 };
 
 /** C's roundf: halves round away from zero (Math.round rounds them up). */
@@ -183,5 +187,6 @@ const DECODERS: Partial<Record<GgmlType, BlockDecoder>> = {
     for (let j = 0; j < QK; j++) out[to + j] = f(view.getInt8(at + 2 + j) * d);
   },
   [GgmlType.Q4_K]: decodeQ4KBlock,
+  [GgmlType.Q5_K]: decodeQ5KBlock,
   [GgmlType.Q6_K]: decodeQ6KBlock,
 };

@@ -4,7 +4,7 @@ import { dequantize, quantize } from "./codecs.js";
 import { dequantizePlanar, repackPlanar } from "./planar.js";
 import { GgmlType, typeName } from "./quant-types.js";
 
-const TYPES = [GgmlType.F32, GgmlType.F16, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0];
+const TYPES = [GgmlType.F32, GgmlType.F16, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
 
 function randomBytes(type: GgmlType, rows: number, cols: number, seed: number): Uint8Array {
   const random = mulberry32(seed);
@@ -14,7 +14,7 @@ function randomBytes(type: GgmlType, rows: number, cols: number, seed: number): 
 describe("repackPlanar", () => {
   it.each(TYPES.map((type) => [typeName(type), type] as const))("decodes %s from its planes exactly as dequantize does from GGUF bytes", (_, type) => {
     const rows = 5;
-    const cols = 96;
+    const cols = type >= GgmlType.Q4_K ? 512 : 96; // K-quant rows are whole 256-blocks
     const bytes = randomBytes(type, rows, cols, 3 + type);
     const planar = repackPlanar(type, bytes, rows, cols);
     expect(planar).toMatchObject({ type, rows, cols });
@@ -52,6 +52,6 @@ describe("repackPlanar", () => {
     expect(repackPlanar(GgmlType.Q8_0, shifted.subarray(1), 2, 32)).toEqual(repackPlanar(GgmlType.Q8_0, bytes, 2, 32));
     expect(() => repackPlanar(GgmlType.Q4_0, bytes, 1, 48)).toThrow(/multiple of 32/);
     expect(() => repackPlanar(GgmlType.Q4_0, new Uint8Array(10), 1, 32)).toThrow(/needs 18 bytes/);
-    expect(() => repackPlanar(GgmlType.Q4_K, new Uint8Array(144), 1, 256)).toThrow(/no planar layout/);
+    expect(() => repackPlanar(GgmlType.Q4_K, new Uint8Array(144), 1, 96)).toThrow(/whole Q4_K blocks/);
   });
 });

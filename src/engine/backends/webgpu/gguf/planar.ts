@@ -3,6 +3,7 @@
  * and 34 bytes are not 4-byte aligned). See the WebGPU design note §1.4 for why.
  */
 import { fromHalfBits } from "./half.js";
+import { repackKQuant } from "./k-planar.js";
 import { GgmlType, byteSize, typeName } from "./quant-types.js";
 
 /** A `rows × cols` tensor (cols = ggml ne[0], a multiple of 32) in planes; block i = row * (cols / 32) + b. */
@@ -16,9 +17,12 @@ export interface PlanarTensor {
    * halves per u32, weight 2k in the low half.
    */
   quants: Uint32Array;
-  /** One u32 per block: f16 d in the low 16 bits, f16 m in the high 16 (0 for Q4_0, Q5_0, Q8_0). Empty for F32/F16. */
+  /**
+   * One u32 per block: f16 d in the low 16 bits, f16 m in the high 16 (0 for Q4_0, Q5_0, Q8_0). Empty for F32/F16.
+   * K-quants (see k-planar.ts): two f32 per block.
+   */
   meta: Uint32Array;
-  /** Q5_0/Q5_1: one u32 per block, qh (bit j = 5th bit of weight j). Empty otherwise. */
+  /** Q5_0/Q5_1/Q5_K: one u32 per block, qh (bit j = 5th bit of weight j). Empty otherwise. */
   high: Uint32Array;
 }
 
@@ -53,6 +57,7 @@ export function repackPlanar(type: GgmlType, bytes: Uint8Array, rows: number, co
     new Uint8Array(quants.buffer).set(bytes.subarray(0, size));
     return { type, rows, cols, quants, meta: new Uint32Array(0), high: new Uint32Array(0) };
   }
+  if (type === GgmlType.Q4_K || type === GgmlType.Q5_K || type === GgmlType.Q6_K) return { type, rows, cols, ...repackKQuant(type, bytes, count / 256) };
   const layout = LAYOUTS[type];
   if (!layout) throw new RangeError(`no planar layout for ${typeName(type)}`);
   return splitBlocks(type, layout, bytes, rows, cols);
@@ -92,9 +97,11 @@ export function dequantizePlanar(tensor: PlanarTensor): Float32Array {
     }
     return out;
   }
+  const kMeta = new Float32Array(meta.buffer, meta.byteOffset, meta.length);
+  const k = type === GgmlType.Q4_K || type === GgmlType.Q5_K || type === GgmlType.Q6_K;
   for (let i = 0; i < out.length / QK; i++) {
-    const d = fromHalfBits(meta[i]! & 0xffff);
-    const m = fromHalfBits(meta[i]! >>> 16);
+    const d = k ? kMeta[2 * i]! : fromHalfBits(meta[i]! & 0xffff);
+    const m = k ? kMeta[2 * i + 1]! : fromHalfBits(meta[i]! >>> 16);
     for (let j = 0; j < QK; j++) out[i * QK + j] = planarWeight(tensor, i, j, high[i] ?? 0, d, m);
   }
   return out;
@@ -104,13 +111,15 @@ function planarWeight(tensor: PlanarTensor, block: number, j: number, qh: number
   const f = Math.fround;
   const byteOf = (words: number, k: number) => (tensor.quants[block * words + (k >> 2)]! >>> ((k & 3) * 8)) & 0xff;
   if (tensor.type === GgmlType.Q8_0) return f(((byteOf(8, j) << 24) >> 24) * d);
+  // Q6_K: d and m are the scales of weights 0–15 and 16–31.
+  if (tensor.type === GgmlType.Q6_K) return f((j < 16 ? d : m) * (byteOf(8, j) - 32));
   const q = j < 16 ? byteOf(4, j) & 15 : byteOf(4, j - 16) >> 4;
   const h = ((qh >>> j) & 1) << 4;
   switch (tensor.type) {
     case GgmlType.Q4_0: return f((q - 8) * d);
-    case GgmlType.Q4_1: return f(f(q * d) + m);
+    case GgmlType.Q4_1: case GgmlType.Q4_K: return f(f(q * d) + m);
     case GgmlType.Q5_0: return f(((q | h) - 16) * d);
-    case GgmlType.Q5_1: return f(f((q | h) * d) + m);
+    case GgmlType.Q5_1: case GgmlType.Q5_K: return f(f((q | h) * d) + m);
     default: throw new RangeError(`no planar layout for ${typeName(tensor.type)}`);
   }
 }

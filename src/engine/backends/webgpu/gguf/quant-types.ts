@@ -2,6 +2,7 @@
  * The ggml tensor types the WebGPU backend knows, with their block geometry.
  * Numbers are ggml's on-disk type ids; block sizes follow ggml's `block_*` structs.
  */
+import { tensorTypeName } from "../../../../models/gguf-facts.js";
 
 /** A ggml tensor type id, as stored in a GGUF tensor description. */
 export enum GgmlType {
@@ -13,6 +14,7 @@ export enum GgmlType {
   Q5_1 = 7,
   Q8_0 = 8,
   Q4_K = 12,
+  Q5_K = 13,
   Q6_K = 14,
 }
 
@@ -33,6 +35,7 @@ const BLOCKS: Record<GgmlType, BlockInfo> = {
   [GgmlType.Q5_1]: { weights: 32, bytes: 24 },
   [GgmlType.Q8_0]: { weights: 32, bytes: 34 },
   [GgmlType.Q4_K]: { weights: 256, bytes: 144 },
+  [GgmlType.Q5_K]: { weights: 256, bytes: 176 },
   [GgmlType.Q6_K]: { weights: 256, bytes: 210 },
 };
 
@@ -47,9 +50,9 @@ export function blockInfo(type: GgmlType): BlockInfo {
   return BLOCKS[type];
 }
 
-/** The type's ggml name ("Q4_1"), or "type N" for an unknown id. */
+/** The type's ggml name ("Q4_1"), also for types this backend does not run ("Q3_K"). */
 export function typeName(type: number): string {
-  return isKnownType(type) ? GgmlType[type] : `type ${type}`;
+  return isKnownType(type) ? GgmlType[type] : tensorTypeName(type);
 }
 
 /** Bytes taken by `count` weights of `type`; `count` must be a whole number of blocks. */

@@ -26,7 +26,8 @@ export function createDequantize(device: GPUDevice, type: GgmlType, blocks: numb
 }
 
 /**
- * WGSL: row `token[0]` of a [vocab × cols] matrix into `out` (cols floats). The id comes from a GPU buffer so the
+ * WGSL: row `token[k]` of a [vocab × cols] matrix into row k of `out` ([k][cols] floats), for the grid's tokens
+ * (decode dispatches one token's blocks; prefill one per batch token). The id comes from a GPU buffer so the
  * sampler's output can feed the next step without a CPU round trip. Bindings: token, out, planes.
  */
 export function embedWgsl(type: GgmlType): string {
@@ -41,15 +42,16 @@ ${blockValuesWgsl(type, "w")}
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let nb = COLS / 32u;
-  let b = gid.x;
-  if (b >= nb) { return; }
-  let row = min(token[0], ROWS - 1u); // an out-of-range id must not read past the table
+  let k = gid.x / nb;
+  let b = gid.x % nb;
+  if (k >= arrayLength(&token)) { return; }
+  let row = min(token[k], ROWS - 1u); // an out-of-range id must not read past the table
   let v = w_values(row * nb + b);
-  for (var j = 0u; j < 8u; j++) { out[b * 8u + j] = v[j]; }
+  for (var j = 0u; j < 8u; j++) { out[gid.x * 8u + j] = v[j]; }
 }`;
 }
 
-/** Pipeline for the embedding lookup of a [rows × cols] table (dispatch groupsFor(cols / 32)). */
+/** Pipeline for the embedding lookup of a [rows × cols] table (dispatch groupsFor(tokens · cols / 32)). */
 export function createEmbed(device: GPUDevice, type: GgmlType, rows: number, cols: number): GPUComputePipeline {
   return createKernel(device, embedWgsl(type), { ROWS: rows, COLS: cols }, "embed");
 }

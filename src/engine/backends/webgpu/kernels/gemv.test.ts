@@ -4,9 +4,9 @@ import { balancedLaunch, createGemv, gemvInvocations, type GemvOptions } from ".
 import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
 
-const TYPES = [GgmlType.F32, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0];
+const TYPES = [GgmlType.F32, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
 const ROWS = 22; // not a multiple of 4: the tail invocation is exercised
-const COLS = 160;
+const COLS = 512; // whole 256-blocks, for the K-quants
 const EPS = 1e-5;
 
 /** f64 reference: Σ_k W[r,k]·xs[k] per row, with ‖W[r]‖₁ for the tolerance. */
@@ -71,6 +71,14 @@ describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i ro
     const { y, l1 } = matVec(values, Float64Array.from(x));
     const expected = y.map((v, r) => v + initial[r]!);
     expectClose(await runGemv({ type: GgmlType.Q4_0, epilogue: "residual", rowsPerInvocation }, uploadPlanes(tensor), x, undefined, initial), expected, l1, maxX);
+  });
+
+  it("adds the bias in the store epilogue (qwen2's q/k/v)", async () => {
+    const bias = randomFloats(ROWS, 10, 3);
+    const { tensor, values } = randomPlanar(GgmlType.Q6_K, ROWS, COLS, 11);
+    const { y, l1 } = matVec(values, Float64Array.from(x));
+    const actual = await runGemv({ type: GgmlType.Q6_K, bias: true, rowsPerInvocation }, [...uploadPlanes(tensor), createStorage(device(), bias)], x);
+    expectClose(actual, y.map((v, r) => v + bias[r]!), l1, maxX);
   });
 
   it("fuses gate and up with SwiGLU: silu(G·x̂)·(U·x̂) with the norm prologue", async () => {

@@ -22,6 +22,8 @@ export interface GemvOptions {
    * "rope-kv" (W = q|k|v stacked) rotates q and k, stores all rows to y and k, v into the caches (see rope.ts).
    */
   epilogue?: "store" | "residual" | "swiglu" | "rope-kv";
+  /** "store" only: y = W·x + b, with the bias b bound right after W (qwen2's q/k/v). */
+  bias?: boolean;
   /**
    * Rows each invocation owns (default 4). Its x slice is loaded once per block for all of them, and loads dominate
    * on llvmpipe, so 8 is faster there; 4 keeps more invocations in flight on a real GPU.
@@ -29,13 +31,14 @@ export interface GemvOptions {
   rowsPerInvocation?: 4 | 8;
 }
 
-/** Bindings, in order: x, y, [gain], W planes, [U planes], [step, table, k_cache, v_cache]. */
-export function gemvWgsl({ type, norm = false, epilogue = "store", rowsPerInvocation: ROWS_PER = 4, kv = "f32" }: GemvOptions & { kv?: KvCacheType }): string {
+/** Bindings, in order: x, y, [gain], W planes, [bias | U planes | step, table, k_cache, v_cache]. */
+export function gemvWgsl({ type, norm = false, epilogue = "store", bias = false, rowsPerInvocation: ROWS_PER = 4, kv = "f32" }: GemvOptions & { kv?: KvCacheType }): string {
+  if (bias && epilogue !== "store") throw new RangeError("a GEMV bias goes with the store epilogue only");
   const first = norm ? 3 : 2;
   const swiglu = epilogue === "swiglu";
   const groups = Array.from({ length: ROWS_PER / 4 }, (_, v) => v);
   const rowsOf = (p: string, v: number) => `vec4<f32>(${[0, 1, 2, 3].map((t) => `${p}_dot(rb${4 * v + t} + b)`).join(", ")})`;
-  const value = swiglu ? "silu(a[t]) * u[t]" : epilogue === "residual" ? "y[r + t] + a[t]" : "a[t]";
+  const value = swiglu ? "silu(a[t]) * u[t]" : epilogue === "residual" ? "y[r + t] + a[t]" : bias ? "a[t] + bias[r + t]" : "a[t]";
   const store = (v: number) => (epilogue === "rope-kv" ? `if (r0 + ${4 * v}u < ROWS) { store_rows(r0 + ${4 * v}u, acc${v}); }` : `store4(r0 + ${4 * v}u, acc${v}${swiglu ? `, accu${v}` : ""});`);
   return /* wgsl */ `
 override ROWS: u32;
@@ -47,9 +50,11 @@ override WG: u32 = 64;
 ${norm ? "@group(0) @binding(2) var<storage, read> gain: array<vec4<f32>>;" : ""}
 ${declarePlanes(type, "w", first)}
 ${swiglu ? declarePlanes(type, "u", first + weightPlanes(type).length) : ""}
+${bias ? `@group(0) @binding(${first + weightPlanes(type).length}) var<storage, read> bias: array<f32>;` : ""}
 ${epilogue === "rope-kv" ? ropeKvEpilogueWgsl(first + weightPlanes(type).length, kv) : ""}
 var<private> xv: array<vec4<f32>, 8>;
 var<private> xsum: f32;
+var<private> xhalf: vec2<f32>;
 ${unpackWgsl}
 ${blockDotWgsl(type, "w")}
 ${swiglu ? blockDotWgsl(type, "u") : ""}
@@ -66,13 +71,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   ${Array.from({ length: ROWS_PER }, (_, t) => `let rb${t} = min(r0 + ${t}u, ROWS - 1u) * nb;`).join(" ")}
   ${groups.map((v) => `var acc${v} = vec4<f32>(0.0);${swiglu ? ` var accu${v} = vec4<f32>(0.0);` : ""}`).join(" ")}
   for (var b = 0u; b < nb; b++) {
-    var s = vec4<f32>(0.0);
+    var s = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
     for (var j = 0u; j < 8u; j++) {
       let v = x[b * 8u + j]${norm ? " * gain[b * 8u + j]" : ""};
       xv[j] = v;
-      s += v;
+      s[j / 4u] += v;
     }
-    xsum = s.x + s.y + s.z + s.w;
+    xhalf = vec2<f32>(dot(s[0], vec4<f32>(1.0)), dot(s[1], vec4<f32>(1.0)));
+    xsum = xhalf.x + xhalf.y;
     ${groups.map((v) => `acc${v} += ${rowsOf("w", v)};${swiglu ? ` accu${v} += ${rowsOf("u", v)};` : ""}`).join("\n    ")}
   }
   ${norm ? normScale(swiglu, groups) : ""}

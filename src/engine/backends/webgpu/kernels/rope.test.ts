@@ -3,22 +3,24 @@ import { SHAPE, stepAt, unpackHalves } from "./attention-kit.fixture.js";
 import { GgmlType } from "../gguf/quant-types.js";
 import { createGemv, gemvInvocations } from "./gemv.js";
 import { device, maxAbsDiff, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
-import { buildRopeTable, createRopeKv } from "./rope.js";
+import { buildRopeTable, createRopeKv, ropeKvInvocations, type RopeStyle } from "./rope.js";
 import { bindBuffers, createStorage, dispatch, groupsFor, readBack, readFloats } from "./run-kernel.js";
 
-/** f64 NORM RoPE of one head vector: pairs (2i, 2i+1) rotate by pos·θ^(−2i/D). */
-function rotate(v: Float32Array, pos: number, theta: number): Float64Array {
+/** f64 RoPE of one head vector by pos·θ^(−2i/D): NORM pairs (2i, 2i+1), NEOX pairs (i, i + D/2). */
+function rotate(v: Float32Array, pos: number, theta: number, style: RopeStyle = "norm"): Float64Array {
   const out = new Float64Array(v.length);
-  for (let i = 0; i < v.length / 2; i++) {
+  const half = v.length / 2;
+  for (let i = 0; i < half; i++) {
     const a = pos * theta ** ((-2 * i) / v.length);
-    out[2 * i] = v[2 * i]! * Math.cos(a) - v[2 * i + 1]! * Math.sin(a);
-    out[2 * i + 1] = v[2 * i]! * Math.sin(a) + v[2 * i + 1]! * Math.cos(a);
+    const [x, y] = style === "neox" ? [i, i + half] : [2 * i, 2 * i + 1];
+    out[x] = v[x]! * Math.cos(a) - v[y]! * Math.sin(a);
+    out[y] = v[x]! * Math.sin(a) + v[y]! * Math.cos(a);
   }
   return out;
 }
 
-describe.skipIf(noGpu).each(["f32", "f16"] as const)("RoPE + KV store kernel, %s KV cache", (kv) => {
-  it("rotates adjacent pairs of q and k (NORM), stores rotated k and raw v at pos", async () => {
+describe.skipIf(noGpu).each([["f32", "norm"], ["f16", "norm"], ["f32", "neox"], ["f16", "neox"]] as const)("RoPE + KV store kernel, %s KV cache, %s pairing", (kv, style) => {
+  it("rotates the pairs of q and k, stores rotated k and raw v at pos", async () => {
     const { heads, kvHeads, headDim: D, maxCtx } = SHAPE;
     const theta = 10000;
     const pos = 5;
@@ -27,17 +29,17 @@ describe.skipIf(noGpu).each(["f32", "f16"] as const)("RoPE + KV store kernel, %s
     const cacheBytes = kvHeads * maxCtx * D * (kv === "f16" ? 2 : 4);
     const kCache = createStorage(device(), cacheBytes);
     const vCache = createStorage(device(), cacheBytes);
-    const pipeline = createRopeKv(device(), { ...SHAPE, kv });
+    const pipeline = createRopeKv(device(), { ...SHAPE, kv }, style);
     const table = createStorage(device(), buildRopeTable(maxCtx, D, { theta }));
     const bindGroup = bindBuffers(device(), pipeline, [stepAt(pos), qkvBuffer, table, kCache, vCache]);
-    dispatch(device(), [{ pipeline, bindGroup, workgroups: groupsFor(((heads + 2 * kvHeads) * D) / 2) }]);
+    dispatch(device(), [{ pipeline, bindGroup, workgroups: groupsFor(ropeKvInvocations({ ...SHAPE, kv }, style)) }]);
     const out = await readFloats(device(), qkvBuffer, qkv.length);
     const k = await readCache(kCache, kv);
     const v = await readCache(vCache, kv);
     // An f16 cache holds each value rounded to half: allow half an f16 ulp on top of the f32 tolerance.
     const cacheTolerance = kv === "f16" ? 2 ** -11 * 4 : 1e-5;
     for (let h = 0; h < heads + kvHeads; h++) {
-      const expected = rotate(qkv.subarray(h * D, (h + 1) * D), pos, theta);
+      const expected = rotate(qkv.subarray(h * D, (h + 1) * D), pos, theta, style);
       expect(maxAbsDiff(out.subarray(h * D, (h + 1) * D), expected)).toBeLessThanOrEqual(1e-5);
       if (h >= heads) expect(maxAbsDiff(k.subarray(((h - heads) * maxCtx + pos) * D, ((h - heads) * maxCtx + pos + 1) * D), expected)).toBeLessThanOrEqual(cacheTolerance);
     }

@@ -14,12 +14,14 @@ override MAX_CTX: u32;
 ${stepWgsl}`;
 
 /**
- * `qkv` holds [q: HEADS·D][k: KV_HEADS·D][v: KV_HEADS·D] as the fused QKV GEMV wrote it. One invocation per pair:
- * q pairs rotate in place; k pairs rotate in place and go to `k_cache`; v pairs are copied to `v_cache`.
- * Caches are [kvHead][MAX_CTX][D] of `kv`. The angle comes from a table (cos, sin) per [pos][i], computed in f64
- * on the CPU, which avoids f32 sin of large arguments. Bindings: step, qkv, table, k_cache, v_cache.
+ * `qkv` holds [q: HEADS·D][k: KV_HEADS·D][v: KV_HEADS·D] as the QKV GEMVs wrote it. q and k rotate in place; k
+ * goes to `k_cache` and v to `v_cache`, both [kvHead][MAX_CTX][D] of `kv`. NORM: one invocation per pair (2i, 2i+1).
+ * NEOX: one per two pairs (2j, 2j + D/2) and (2j+1, 2j+1 + D/2), so it still loads and stores whole vec2 units.
+ * The angle comes from a table (cos, sin) per [pos][i], computed in f64 on the CPU, which avoids f32 sin of large
+ * arguments. Bindings: step, qkv, table, k_cache, v_cache.
  */
-export function ropeKvWgsl(kv: KvCacheType = "f32"): string {
+export function ropeKvWgsl(kv: KvCacheType = "f32", style: RopeStyle = "norm"): string {
+  const neox = style === "neox";
   return /* wgsl */ `
 ${ROPE_HEADER}
 @group(0) @binding(0) var<uniform> step: Step;
@@ -27,24 +29,45 @@ ${ROPE_HEADER}
 @group(0) @binding(2) var<storage, read> table: array<vec2<f32>>;
 ${declareKvCache(3, "k_cache", kv, "pair", "read_write")}
 ${declareKvCache(4, "v_cache", kv, "pair", "read_write")}
+fn rotate(v: vec2<f32>, cs: vec2<f32>) -> vec2<f32> { return vec2<f32>(v.x * cs.x - v.y * cs.y, v.x * cs.y + v.y * cs.x); }
+fn store(head: u32, pos: u32, unit: u32, v: vec2<f32>) {
+  let at = ((head - HEADS) % KV_HEADS * MAX_CTX + pos) * (HEAD_DIM / 2u) + unit;
+  if (head >= HEADS + KV_HEADS) { v_cache[at] = ${encodeKv(kv, "pair", "v")}; } else if (head >= HEADS) { k_cache[at] = ${encodeKv(kv, "pair", "v")}; }
+}
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let half = HEAD_DIM / 2u;
-  let p = gid.x;
-  let head = p / half;
-  let i = p % half;
-  if (head >= HEADS + 2u * KV_HEADS) { return; }
+  let per_head = ${neox ? "HEAD_DIM / 4u" : "half"};
+  // Prefill: invocations past one token's heads serve the batch's next tokens (positions step.pos + 1, …).
+  let token = gid.x / ((HEADS + 2u * KV_HEADS) * per_head);
+  let pos = step.pos + token;
+  let head = (gid.x / per_head) % (HEADS + 2u * KV_HEADS);
+  let i = gid.x % per_head;
+  if (token >= step.tokens) { return; }
+  let base = token * (HEADS + 2u * KV_HEADS) * half;
+  let rotates = head < HEADS + KV_HEADS;
+  ${neox ? `// units i and i + D/4 hold dims (2i, 2i+1) and (2i + D/2, 2i+1 + D/2): x pairs with x, y with y.
+  let lo_at = base + head * half + i;
+  let hi_at = lo_at + HEAD_DIM / 4u;
+  var lo = qkv[lo_at];
+  var hi = qkv[hi_at];
+  if (rotates) {
+    let c0 = table[pos * half + 2u * i];
+    let c1 = table[pos * half + 2u * i + 1u];
+    let x = rotate(vec2<f32>(lo.x, hi.x), c0);
+    let y = rotate(vec2<f32>(lo.y, hi.y), c1);
+    lo = vec2<f32>(x.x, y.x);
+    hi = vec2<f32>(x.y, y.y);
+    qkv[lo_at] = lo;
+    qkv[hi_at] = hi;
+  }
+  if (head >= HEADS) { store(head, pos, i, lo); store(head, pos, i + HEAD_DIM / 4u, hi); }` : `let p = base + head * half + i;
   var v = qkv[p];
-  if (head < HEADS + KV_HEADS) {
-    let cs = table[step.pos * half + i];
-    v = vec2<f32>(v.x * cs.x - v.y * cs.y, v.x * cs.y + v.y * cs.x);
+  if (rotates) {
+    v = rotate(v, table[pos * half + i]);
     qkv[p] = v;
   }
-  if (head >= HEADS + KV_HEADS) {
-    v_cache[((head - HEADS - KV_HEADS) * MAX_CTX + step.pos) * half + i] = ${encodeKv(kv, "pair", "v")};
-  } else if (head >= HEADS) {
-    k_cache[((head - HEADS) * MAX_CTX + step.pos) * half + i] = ${encodeKv(kv, "pair", "v")};
-  }
+  if (head >= HEADS) { store(head, pos, i, v); }`}
 }`;
 }
 
@@ -89,9 +112,18 @@ export interface AttentionShape {
   kv?: KvCacheType;
 }
 
-/** Pipeline for ropeKvWgsl; dispatch groupsFor((heads + 2·kvHeads)·headDim/2). */
-export function createRopeKv(device: GPUDevice, s: AttentionShape): GPUComputePipeline {
-  return createKernel(device, ropeKvWgsl(s.kv), { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx }, "rope-kv");
+/** Which dims RoPE pairs (see LlamaConfig.ropeStyle). */
+export type RopeStyle = "norm" | "neox";
+
+/** Pipeline for ropeKvWgsl; dispatch groupsFor(ropeKvInvocations(shape, style)). */
+export function createRopeKv(device: GPUDevice, s: AttentionShape, style: RopeStyle = "norm"): GPUComputePipeline {
+  if (style === "neox" && s.headDim % 4 !== 0) throw new RangeError("NEOX RoPE needs a head dim that is a multiple of 4");
+  return createKernel(device, ropeKvWgsl(s.kv, style), { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx }, "rope-kv");
+}
+
+/** Invocations of the RoPE + KV kernel for `tokens` tokens: one per pair (NORM) or per two pairs (NEOX). */
+export function ropeKvInvocations(s: AttentionShape, style: RopeStyle = "norm", tokens = 1): number {
+  return (tokens * (s.heads + 2 * s.kvHeads) * s.headDim) / (style === "neox" ? 4 : 2);
 }
 
 /** How positions map to angles (llama.cpp's rope parameters). */

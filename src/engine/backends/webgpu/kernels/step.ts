@@ -5,14 +5,14 @@ export const stepWgsl = /* wgsl */ `
 struct Step {
   pos: u32,     // position of the token being decoded (its RoPE angle and KV slot)
   kv_len: u32,  // positions the attention reads: pos + 1
-  pad0: u32,
+  tokens: u32,  // tokens in a prefill batch (at pos, pos + 1, …); 1 when decoding
   pad1: u32,
 }`;
 
 /** Bytes of the step uniform. */
 export const STEP_BYTES = 16;
 
-/** The step uniform's bytes for position `pos`. */
-export function encodeStep(pos: number): Uint32Array<ArrayBuffer> {
-  return new Uint32Array([pos, pos + 1, 0, 0]);
+/** The step uniform's bytes for `tokens` tokens from position `pos` on (one when decoding). */
+export function encodeStep(pos: number, tokens = 1): Uint32Array<ArrayBuffer> {
+  return new Uint32Array([pos, pos + tokens, tokens, 0]);
 }

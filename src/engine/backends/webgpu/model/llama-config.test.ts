@@ -1,10 +1,14 @@
+import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseGgufHeader, readGgufHeader } from "../../../../models/gguf.js";
 import { encodeGguf } from "../../../../models/gguf-write.js";
 import { GgufType } from "../../../../models/gguf.js";
-import { realModelPath } from "../../../../../test/helpers/real-model.js";
+import { coderModelPath, realModelPath } from "../../../../../test/helpers/real-model.js";
 import { TINY_VOCABULARY_SIZE, tinyGgufBytes } from "../../../../../test/helpers/tiny-gguf.js";
 import { readLlamaConfig } from "./llama-config.js";
+
+const coder = coderModelPath();
+const GEMMA = process.env.KILN_TEST_GEMMA_MODEL ?? "/work/models/gemma-3-270m-q4_k_m.gguf";
 
 describe("readLlamaConfig", () => {
   it("reads the tiny fixture's shape, untied and tied", () => {
@@ -25,9 +29,27 @@ describe("readLlamaConfig", () => {
     });
   });
 
-  it("refuses another architecture and names a missing key", () => {
-    const other = encodeGguf([{ key: "general.architecture", type: GgufType.STRING, value: "qwen2" }], []);
-    expect(() => readLlamaConfig(parseGgufHeader(other))).toThrow(/architecture is "qwen2"/);
+  it("reads qwen2: NEOX RoPE, q/k/v biases, its freq base and ε (the tiny fixture and the real coder model)", async () => {
+    const tiny = readLlamaConfig(parseGgufHeader(tinyGgufBytes(1, { qwen2: true })));
+    expect(tiny).toMatchObject({ architecture: "qwen2", ropeStyle: "neox", attentionBias: true, ropeTheta: 1e6 });
+    expect(tiny.rmsEpsilon).toBeCloseTo(1e-6, 12);
+    expect(readLlamaConfig(parseGgufHeader(tinyGgufBytes(1)))).toMatchObject({ ropeStyle: "norm", attentionBias: false });
+    if (!coder) return;
+    expect(readLlamaConfig(await readGgufHeader(coder))).toMatchObject({
+      architecture: "qwen2", layers: 24, embedding: 896, heads: 14, kvHeads: 2, headDim: 64, feedForward: 4864, vocabSize: 151936,
+      ropeTheta: 1e6, ropeStyle: "neox", attentionBias: true, tiedEmbeddings: false,
+    });
+  });
+
+  it.skipIf(!existsSync(GEMMA))("refuses the real Gemma 3 270M file at load, naming its architecture", async () => {
+    const header = await readGgufHeader(GEMMA);
+    expect(() => readLlamaConfig(header)).toThrow(/architecture is "gemma3" \(use the llama-cpp backend for it\)/);
+  });
+
+  it("refuses another architecture (Gemma 3) naming it, and names a missing key", async () => {
+    expect(() => readLlamaConfig(parseGgufHeader(encodeGguf([{ key: "general.architecture", type: GgufType.STRING, value: "gemma3" }], [])))).toThrow(
+      /runs llama and qwen2 models; this file's architecture is "gemma3" \(use the llama-cpp backend for it\)/,
+    );
     const bare = encodeGguf([{ key: "general.architecture", type: GgufType.STRING, value: "llama" }], []);
     expect(() => readLlamaConfig(parseGgufHeader(bare))).toThrow(/lacks the metadata key llama\.embedding_length/);
   });

@@ -1,5 +1,5 @@
 /**
- * The hyperparameters of a llama-family GGUF, read from its metadata with llama.cpp's defaults where a key is
+ * The hyperparameters of a llama-family GGUF (llama, qwen2), read from its metadata with llama.cpp's defaults where a key is
  * optional. Keys: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md#llm
  */
 import { EngineError } from "../../../errors.js";
@@ -7,7 +7,7 @@ import type { GgufHeader, GgufValue } from "../../../../models/gguf.js";
 
 /** What the forward pass needs to know about a llama model. */
 export interface LlamaConfig {
-  /** `general.architecture` ("llama"). */
+  /** `general.architecture` ("llama" or "qwen2"). */
   architecture: string;
   layers: number;
   /** Embedding width d (residual stream size). */
@@ -24,6 +24,13 @@ export interface LlamaConfig {
   ropeDim: number;
   /** Linear RoPE scaling: positions are divided by this (1 without scaling). */
   ropeScale: number;
+  /**
+   * Which dims RoPE pairs: "norm" rotates adjacent pairs (2i, 2i+1) (llama: the converter permuted Q/K for it),
+   * "neox" pairs i with i + headDim/2 (qwen2), as llama.cpp's llama_model_rope_type says.
+   */
+  ropeStyle: "norm" | "neox";
+  /** q, k and v have bias vectors (qwen2). */
+  attentionBias: boolean;
   /** True when there is no `output.weight` and the LM head reuses `token_embd.weight`. */
   tiedEmbeddings: boolean;
   /** The context length the model was trained with. */
@@ -32,21 +39,25 @@ export interface LlamaConfig {
   eosTokenId: number | null;
 }
 
-/** Architectures that share llama's graph (and its NORM RoPE pairing). */
-const LLAMA_LIKE = new Set(["llama"]);
+/** Architectures that share llama's graph, with their RoPE pairing (qwen2 adds q/k/v biases, found by tensor name). */
+const LLAMA_LIKE: Record<string, LlamaConfig["ropeStyle"]> = { llama: "norm", qwen2: "neox" };
 
 /** Reads the llama hyperparameters; throws invalid_request for another architecture or a missing key. */
 export function readLlamaConfig(header: GgufHeader): LlamaConfig {
   const meta = header.metadata;
   const architecture = String(meta["general.architecture"] ?? "");
-  if (!LLAMA_LIKE.has(architecture)) {
-    throw new EngineError("invalid_request", `the webgpu backend runs llama models; this file's architecture is "${architecture || "unknown"}"`);
+  const ropeStyle = LLAMA_LIKE[architecture];
+  if (!ropeStyle) {
+    const message = `the webgpu backend runs llama and qwen2 models; this file's architecture is "${architecture || "unknown"}" (use the llama-cpp backend for it)`;
+    throw new EngineError("invalid_request", message, { architecture });
   }
   const key = (name: string) => `${architecture}.${name}`;
   const embedding = required(meta, key("embedding_length"));
   const heads = required(meta, key("attention.head_count"));
   const headDim = optional(meta, key("attention.key_length")) ?? embedding / heads;
   const names = new Set(header.tensors.map((t) => t.name));
+  const ropeDim = optional(meta, key("rope.dimension_count")) ?? headDim;
+  if (ropeStyle === "neox" && ropeDim !== headDim) throw new EngineError("invalid_request", `the webgpu backend's NEOX RoPE rotates whole heads; this model rotates ${ropeDim} of ${headDim} dims`);
   return {
     architecture,
     layers: required(meta, key("block_count")),
@@ -58,8 +69,10 @@ export function readLlamaConfig(header: GgufHeader): LlamaConfig {
     vocabSize: vocabSizeOf(header, key("vocab_size")),
     rmsEpsilon: required(meta, key("attention.layer_norm_rms_epsilon")),
     ropeTheta: optional(meta, key("rope.freq_base")) ?? 10000,
-    ropeDim: optional(meta, key("rope.dimension_count")) ?? headDim,
+    ropeDim,
     ropeScale: ropeScaleOf(meta, key),
+    ropeStyle,
+    attentionBias: names.has("blk.0.attn_q.bias"),
     tiedEmbeddings: !names.has("output.weight"),
     contextLength: required(meta, key("context_length")),
     bosTokenId: optional(meta, "tokenizer.ggml.bos_token_id") ?? null,

@@ -10,7 +10,7 @@ import { createEmbed } from "../kernels/dequantize.js";
 import { balancedLaunch, createGemv, gemvInvocations, type GemvOptions } from "../kernels/gemv.js";
 import type { KvCacheType } from "../kernels/kv-cache-wgsl.js";
 import { createRmsNorm } from "../kernels/rms-norm.js";
-import { createRopeKv, type AttentionShape } from "../kernels/rope.js";
+import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
 import { bindBuffers, groupsFor, type BufferRange, type Dispatch } from "../kernels/run-kernel.js";
 import type { DecodeBuffers } from "./decode-buffers.js";
 import type { DecodeWeights, GpuMatrix } from "./decode-weights.js";
@@ -41,6 +41,8 @@ export interface DecodePlanOptions {
   threads?: number;
   /** KV cache element type: f32 (default, exact against the f64 reference) or f16 (half the memory, llama.cpp's default). */
   kvCache?: KvCacheType;
+  /** Prompt tokens per prefill batch (default 64); 1 evaluates prompts token by token with decode steps. */
+  prefillBatch?: number;
 }
 
 /** Creates the pipelines (shared between layers of one shape) and one bind group per dispatch. */
@@ -72,24 +74,25 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
   };
   const withGain = (n: { norm: boolean }, gain: BufferRange) => (n.norm ? [gain] : []);
 
-  add(createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [b.token, b.x, ...w.embeddings.planes], groupsFor(d / 32));
-  const ropeKv = lazily(() => createRopeKv(device, shape));
+  add(createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [{ buffer: b.token, offset: 0, size: 4 }, b.x, ...w.embeddings.planes], groupsFor(d / 32));
+  const ropeKv = lazily(() => createRopeKv(device, shape, config.ropeStyle));
   const attention = createAttention(device, shape);
   const layerEnds: number[] = [];
   w.layers.forEach((layer, i) => {
     const caches = [b.step, b.ropeTable, b.keys[i]!, b.values[i]!];
     const attnIn = prenorm(layer.attnNorm);
-    if (layer.qkv.length === 1 && headDim % 4 === 0) {
-      // One GEMV over q|k|v with the RoPE + KV-write epilogue.
+    if (layer.qkv.length === 1 && headDim % 4 === 0 && config.ropeStyle === "norm" && !layer.qkvBias) {
+      // One GEMV over q|k|v with the RoPE + KV-write epilogue (NORM pairs are adjacent rows of one invocation).
       const m = layer.qkv[0]!;
       add(gemv(m, { norm: attnIn.norm, epilogue: "rope-kv" }), [...attnIn.input, b.qkv, ...withGain(attnIn, layer.attnNorm), ...m.planes, ...caches], gemvGroups(m.rows));
     } else {
       let offset = 0;
-      for (const m of layer.qkv) {
-        addGemv(m, { norm: attnIn.norm }, [...attnIn.input, rangeOf(device, b.qkv, offset, m.rows * 4), ...withGain(attnIn, layer.attnNorm)]);
+      layer.qkv.forEach((m, k) => {
+        const bias = layer.qkvBias?.[k];
+        add(gemv(m, { norm: attnIn.norm, bias: bias !== undefined }), [...attnIn.input, rangeOf(device, b.qkv, offset, m.rows * 4), ...withGain(attnIn, layer.attnNorm), ...m.planes, ...(bias ? [bias] : [])], gemvGroups(m.rows));
         offset += m.rows * 4;
-      }
-      add(ropeKv(), [b.step, b.qkv, b.ropeTable, b.keys[i]!, b.values[i]!], groupsFor(((heads + 2 * kvHeads) * headDim) / 2));
+      });
+      add(ropeKv(), [b.step, b.qkv, b.ropeTable, b.keys[i]!, b.values[i]!], groupsFor(ropeKvInvocations(shape, config.ropeStyle)));
     }
     add(attention.scores, [b.step, { buffer: b.qkv, offset: 0, size: heads * headDim * 4 }, b.keys[i]!, b.scores], 0, kvHeads);
     add(attention.softmax, [b.step, b.scores], groupsFor(heads));
@@ -105,9 +108,13 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
     layerEnds.push(list.length - 1);
   });
   const outIn = prenorm(w.outputNorm);
-  addGemv(w.output, { norm: outIn.norm }, [...outIn.input, b.logits, ...withGain(outIn, w.outputNorm)]);
-  const argmax = createArgmax(device, w.output.rows);
-  add(argmax.chunks, [b.logits, b.partial], groupsFor(argmaxChunks(w.output.rows)));
+  let row = 0;
+  for (const shard of w.output) {
+    addGemv(shard, { norm: outIn.norm }, [...outIn.input, rangeOf(device, b.logits, row * 4, shard.rows * 4), ...withGain(outIn, w.outputNorm)]);
+    row += shard.rows;
+  }
+  const argmax = createArgmax(device, row);
+  add(argmax.chunks, [b.logits, b.partial], groupsFor(argmaxChunks(row)));
   add(argmax.finish, [b.partial, b.token], 1);
   return { list, layerEnds };
 }
@@ -120,7 +127,7 @@ function rangeOf(device: GPUDevice, buffer: GPUBuffer, offset: number, size: num
   return { buffer, offset, size };
 }
 
-/** Compiles on first use: the separate RoPE kernel is only needed when q, k and v differ in type. */
+/** Compiles on first use: the separate RoPE kernel is only needed when q, k and v cannot take the fused epilogue. */
 function lazily<T>(make: () => T): () => T {
   let value: T | undefined;
   return () => (value ??= make());

@@ -23,6 +23,8 @@ export interface GpuMatrix {
 export interface DecodeLayerWeights {
   attnNorm: ArenaRange;
   qkv: GpuMatrix[];
+  /** qwen2: the biases of the `qkv` matrices, one range per matrix (stacked like them). */
+  qkvBias?: ArenaRange[];
   o: GpuMatrix;
   ffnNorm: ArenaRange;
   gate: GpuMatrix;
@@ -35,32 +37,41 @@ export interface DecodeWeights {
   embeddings: GpuMatrix;
   layers: DecodeLayerWeights[];
   outputNorm: ArenaRange;
-  /** The LM head: output.weight, or the embeddings again when they are tied. */
-  output: GpuMatrix;
+  /**
+   * The LM head: output.weight, or the embeddings again when they are tied, in row shards when one binding cannot
+   * hold it (Qwen2.5's 151936 × 896 Q8_0 head is 136 MB; bindings stop at 128 MiB).
+   */
+  output: GpuMatrix[];
 }
 
 /** Upload choices. */
 export interface UploadOptions {
   /** Stack q, k, v into one matrix when they share a type (default true; false exercises the split path). */
   stackQkv?: boolean;
+  /** Largest LM-head shard in bytes (default: the adapter's binding limit; smaller exercises the sharded head). */
+  shardBytes?: number;
 }
 
 /** Reads, repacks and uploads every tensor of a llama model. */
 export async function uploadDecodeWeights(file: GgufTensorFile, config: LlamaConfig, arena: WeightArena, options: UploadOptions = {}): Promise<DecodeWeights> {
   const planar = async (name: string) => toPlanar(await readTensor(file, name));
   const matrix = async (name: string) => uploadMatrix(arena, await planar(name), name);
-  const gain = async (name: string) => {
+  const vector = async (name: string) => {
     const t = await readTensor(file, name);
-    return arena.add(dequantize(t.type, t.bytes, t.rows * t.cols), name);
+    return dequantize(t.type, t.bytes, t.rows * t.cols);
   };
+  const gain = async (name: string) => arena.add(await vector(name), name);
   const embeddings = await matrix("token_embd.weight");
   const layers: DecodeLayerWeights[] = [];
   for (let i = 0; i < config.layers; i++) {
     const b = `blk.${i}`;
     const qkv = await Promise.all(["attn_q", "attn_k", "attn_v"].map((n) => planar(`${b}.${n}.weight`)));
+    const stack = options.stackQkv !== false && qkv.every((t) => t.type === qkv[0]!.type);
+    const biases = config.attentionBias ? await Promise.all(["q", "k", "v"].map((n) => vector(`${b}.attn_${n}.bias`))) : undefined;
     layers.push({
       attnNorm: await gain(`${b}.attn_norm.weight`),
-      qkv: options.stackQkv !== false && qkv.every((t) => t.type === qkv[0]!.type) ? [uploadMatrix(arena, stackRows(qkv), `${b}.qkv`)] : qkv.map((t, k) => uploadMatrix(arena, t, `${b}.qkv${k}`)),
+      qkv: stack ? [uploadMatrix(arena, stackRows(qkv), `${b}.qkv`)] : qkv.map((t, k) => uploadMatrix(arena, t, `${b}.qkv${k}`)),
+      qkvBias: biases && (stack ? [arena.add(concatFloats(biases), `${b}.qkv.bias`)] : biases.map((bias, k) => arena.add(bias, `${b}.qkv${k}.bias`))),
       o: await matrix(`${b}.attn_output.weight`),
       ffnNorm: await gain(`${b}.ffn_norm.weight`),
       gate: await matrix(`${b}.ffn_gate.weight`),
@@ -69,7 +80,7 @@ export async function uploadDecodeWeights(file: GgufTensorFile, config: LlamaCon
     });
   }
   const outputNorm = await gain("output_norm.weight");
-  const output = config.tiedEmbeddings ? embeddings : await matrix("output.weight");
+  const output = config.tiedEmbeddings ? [embeddings] : rowShards(await planar("output.weight"), options.shardBytes ?? arena.maxBinding).map((shard, k) => uploadMatrix(arena, shard, `output.${k}`));
   return { embeddings, layers, outputNorm, output };
 }
 
@@ -85,7 +96,7 @@ function checkWeightType(name: string, type: GgmlType): void {
   try {
     weightPlanes(type);
   } catch {
-    const message = `cannot load on the webgpu backend: tensor ${name} is ${typeName(type)}, which it cannot run yet (F32, F16, Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 can)`;
+    const message = `cannot load on the webgpu backend: tensor ${name} is ${typeName(type)}, which it cannot run yet (F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K can)`;
     throw new EngineError("backend_failure", message, { tensor: name, type: typeName(type) });
   }
 }
@@ -98,6 +109,33 @@ function toPlanar(t: { name: string; type: GgmlType; rows: number; cols: number;
 
 function uploadMatrix(arena: WeightArena, t: PlanarTensor, name: string): GpuMatrix {
   return { type: t.type, rows: t.rows, cols: t.cols, planes: weightPlanes(t.type).map((plane) => arena.add(t[plane], `${name}.${plane}`)) };
+}
+
+function concatFloats(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);
+  return out;
+}
+
+/**
+ * Splits a matrix into row ranges whose planes each fit in `maxBytes`. Shards hold a multiple of 64 rows, so each
+ * one's outputs start at a 256-byte aligned offset of the output buffer.
+ */
+export function rowShards(t: PlanarTensor, maxBytes: number): PlanarTensor[] {
+  const planes = (["quants", "meta", "high"] as const).filter((p) => t[p].length > 0);
+  const rowBytes = Math.max(...planes.map((p) => (t[p].byteLength / t.rows)));
+  if (rowBytes * t.rows <= maxBytes) return [t];
+  const perShard = Math.floor(maxBytes / rowBytes / 64) * 64;
+  const shards: PlanarTensor[] = [];
+  for (let row = 0; row < t.rows; row += perShard) {
+    const rows = Math.min(perShard, t.rows - row);
+    const slice = (p: "quants" | "meta" | "high") => {
+      const words = t[p].length / t.rows;
+      return t[p].subarray(row * words, (row + rows) * words);
+    };
+    shards.push({ type: t.type, rows, cols: t.cols, quants: slice("quants"), meta: slice("meta"), high: slice("high") });
+  }
+  return shards;
 }
 
 /** Planar block order is row-major, so stacking matrices of one type is concatenating each plane. */

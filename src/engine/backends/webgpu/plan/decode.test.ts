@@ -58,6 +58,69 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     });
   }
 
+  const K_SHAPE = { embedding: 256, feedForward: 512 }; // K-quant rows are whole 256-blocks
+  for (const [name, options] of [["q4_k", { type: "q4_k", shape: K_SHAPE }], ["q5_k", { type: "q5_k", shape: K_SHAPE }], ["q6_k-tied", { type: "q6_k", tied: true, shape: K_SHAPE }]] as const) {
+    it(`matches per-layer residuals, logits and argmax on the ${name} fixture`, async () => {
+      const { plan, arena, reference } = await load(name, options);
+      const session = createReferenceSession(reference);
+      for (const token of [1, 70, 140, 7, 33]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+      plan.destroy();
+      arena.destroy();
+    });
+  }
+
+  it("matches on a Q4_K_M-style mix: Q5_0 layers, Q8_0 attn_v (split q/k/v), Q6_K ffn_down, Q8_0 LM head", async () => {
+    const overrides = { attn_v: "q8_0", ffn_down: "q6_k", output: "q8_0" } as const;
+    const { plan, arena, reference } = await load("q4_k_m-mix", { type: "q5_0", overrides, shape: { feedForward: 256 } });
+    const session = createReferenceSession(reference);
+    for (const token of [3, 77, 150, 12]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+    plan.destroy();
+    arena.destroy();
+  });
+
+  it("matches on a qwen2 fixture: q/k/v biases, NEOX RoPE, θ = 1e6, ε = 1e-6 (stacked q|k|v, separate RoPE kernel)", async () => {
+    const { plan, arena, reference } = await load("qwen2", { type: "q8_0", qwen2: true, randomNorms: true });
+    const session = createReferenceSession(reference);
+    for (const token of [5, 60, 120, 9, 200]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+    // embed; per layer norm, QKV, RoPE, 3 attention, O, norm, gate/up, down; norm, LM head, 2 argmax
+    expect(plan.dispatchCount).toBe(1 + 10 * reference.config.layers + 4);
+    plan.destroy();
+    arena.destroy();
+  });
+
+  it("matches on a qwen2 Q4_K_M-style mix with the LM head in row shards (split q/k/v, each with its bias)", async () => {
+    const overrides = { attn_v: "q8_0", ffn_down: "q6_k", output: "q8_0" } as const;
+    // 263 vocabulary rows of 64 Q8_0 weights take 64 B each in the quants plane: 8 KiB shards hold 128 rows.
+    const { plan, arena, reference } = await load("qwen2-mix", { type: "q5_0", overrides, qwen2: true, shape: { feedForward: 256 } }, { shardBytes: 8192 });
+    const session = createReferenceSession(reference);
+    for (const token of [7, 99, 250, 31]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+    // embed; per layer norm, 3 QKV, RoPE, 3 attention, O, norm, gate/up, down; norm, 3 LM-head shards, 2 argmax
+    expect(plan.dispatchCount).toBe(1 + 12 * reference.config.layers + 6);
+    plan.destroy();
+    arena.destroy();
+  });
+
+  const PROMPT = [1, 70, 140, 7, 33, 99, 12, 250, 3, 61, 18, 200];
+  for (const [name, options, planOptions] of [
+    ["q4_1", { type: "q4_1" }, { prefillBatch: 5 }],
+    ["qwen2-mix", { type: "q5_0", overrides: { attn_v: "q8_0", ffn_down: "q6_k" }, qwen2: true, shape: { feedForward: 256 } }, { prefillBatch: 8 }],
+    ["q4_k-kv16", { type: "q4_k", shape: K_SHAPE }, { prefillBatch: 16, kvCache: "f16" }],
+  ] as const) {
+    it(`evaluates a prompt in batches (${planOptions.prefillBatch} tokens) as the reference does token by token: ${name}`, async () => {
+      const { plan, arena, reference } = await load(`prefill-${name}`, options, {}, planOptions);
+      const session = createReferenceSession(reference);
+      const expected = PROMPT.map((token) => session.step(token));
+      await plan.prefill(PROMPT.slice(0, -1));
+      expect(plan.position).toBe(PROMPT.length - 1);
+      const bounds = planOptions.kvCache === "f16" ? { layer: 2e-3, logits: 2e-3 } : undefined;
+      // The last prompt token reads every cached position the batches wrote; then decoding goes on from there.
+      expectMatches(await plan.step(PROMPT.at(-1)!, { residuals: true, logits: true }), expected.at(-1)!, bounds);
+      for (const token of [5, 77]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token), bounds);
+      plan.destroy();
+      arena.destroy();
+    });
+  }
+
   it("matches with q, k, v as three GEMVs and the separate RoPE + KV kernel (mixed-type files)", async () => {
     const { plan, arena, reference } = await load("q4_0-split", { type: "q4_0" }, { stackQkv: false });
     const session = createReferenceSession(reference);

@@ -12,6 +12,7 @@ import { encodeStep } from "../kernels/step.js";
 import { createDecodeBuffers, destroyDecodeBuffers, type DecodeBuffers } from "./decode-buffers.js";
 import { buildDecodeDispatches, type DecodeDispatches, type DecodePlanOptions } from "./decode-dispatches.js";
 import type { DecodeWeights } from "./decode-weights.js";
+import { Prefill } from "./prefill.js";
 import { RUN_AHEAD_MAX, createRunAheadRing, type RunAheadRing } from "./run-ahead-ring.js";
 
 /** Debug outputs of a step (each costs an extra copy and sync). */
@@ -30,6 +31,9 @@ export interface DecodeStepResult {
   residuals?: Float32Array[];
 }
 
+/** Prompt tokens per prefill batch unless DecodePlanOptions.prefillBatch says otherwise. */
+const DEFAULT_PREFILL_BATCH = 64;
+
 /** A loaded model's decode loop for one sequence. */
 export class DecodePlan {
   /** Tokens decoded so far (the next token's position). */
@@ -37,6 +41,7 @@ export class DecodePlan {
   private readonly buffers: DecodeBuffers;
   private readonly dispatches: DecodeDispatches;
   private ring: RunAheadRing | undefined;
+  private readonly batched: Prefill | undefined;
 
   constructor(
     private readonly gpu: GpuDevice,
@@ -52,6 +57,35 @@ export class DecodePlan {
     const choices: DecodePlanOptions = { ...(gpu.info.software ? software : { fuseNorm: true }), ...options };
     this.buffers = createDecodeBuffers(gpu.device, config, maxCtx, choices.kvCache);
     this.dispatches = buildDecodeDispatches(gpu.device, config, weights, this.buffers, maxCtx, choices);
+    const batch = choices.prefillBatch ?? DEFAULT_PREFILL_BATCH;
+    const shape = { heads: config.heads, kvHeads: config.kvHeads, headDim: config.headDim, maxCtx, kv: choices.kvCache };
+    if (batch > 1) this.batched = new Prefill(gpu.device, config, weights, this.buffers, shape, batch);
+  }
+
+  /**
+   * Evaluates `tokens` at the next positions, filling the KV cache without logits: in batches through the prefill
+   * plan, or one decode step each when batching is off. Returns when the GPU is done.
+   */
+  async prefill(tokens: readonly number[]): Promise<void> {
+    if (tokens.length === 0) return;
+    if (this.position + tokens.length > this.maxCtx) throw contextOverflow(this.position + tokens.length, this.maxCtx);
+    if (!this.batched) {
+      for (const token of tokens) await this.step(token);
+      return;
+    }
+    try {
+      this.batched.submit(tokens, this.position);
+      this.position += tokens.length;
+      await this.gpu.device.queue.onSubmittedWorkDone();
+    } catch (error) {
+      throw this.gpu.failure ?? new EngineError("backend_failure", `WebGPU prompt evaluation failed: ${String(error)}`, {}, { cause: error });
+    }
+    this.gpu.throwIfFailed();
+  }
+
+  /** Prompt tokens evaluated together (1: token by token). */
+  get promptBatch(): number {
+    return this.batched?.batch ?? 1;
   }
 
   /** Dispatches recorded per token. */
@@ -140,6 +174,7 @@ export class DecodePlan {
   }
 
   destroy(): void {
+    this.batched?.destroy();
     destroyDecodeBuffers(this.buffers);
     for (const buffer of Object.values(this.ring ?? {})) buffer.destroy();
   }

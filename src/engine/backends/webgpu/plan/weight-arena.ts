@@ -35,6 +35,11 @@ export class WeightArena {
     return this.write(this.current, offset, data, size);
   }
 
+  /** The most bytes one range may hold (a storage binding's limit). */
+  get maxBinding(): number {
+    return this.device.limits.maxStorageBufferBindingSize;
+  }
+
   /** Bytes reserved in all arenas. */
   get bytes(): number {
     return this.buffers.reduce((sum, b) => sum + b.size, 0);

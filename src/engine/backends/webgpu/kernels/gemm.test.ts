@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { GgmlType, typeName } from "../gguf/quant-types.js";
+import { createGemm, gemmInvocations, type GemmOptions } from "./gemm.js";
+import { stepAt } from "./attention-kit.fixture.js";
+import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { bindBuffers, createStorage, dispatch, groupsFor, readFloats } from "./run-kernel.js";
+
+const ROWS = 22; // not a multiple of the rows per invocation: the tail is exercised
+const COLS = 256;
+const TOKENS = 11; // not a multiple of the token tile
+
+/** f64 W·X[t] per token and row, with ‖W[r]‖₁·max|X| for the tolerance. */
+function reference(w: Float32Array, x: Float32Array): { y: Float64Array; bound: Float64Array } {
+  const y = new Float64Array(TOKENS * ROWS);
+  const bound = new Float64Array(ROWS);
+  const maxX = Math.max(...x.map(Math.abs));
+  for (let r = 0; r < ROWS; r++) {
+    for (let k = 0; k < COLS; k++) bound[r]! += Math.abs(w[r * COLS + k]!) * maxX * 1e-5;
+    for (let t = 0; t < TOKENS; t++) for (let k = 0; k < COLS; k++) y[t * ROWS + r]! += w[r * COLS + k]! * x[t * COLS + k]!;
+  }
+  return { y, bound };
+}
+
+/** Runs a batched GEMV over TOKENS tokens into a [TOKENS][stride] buffer seeded with `initial`. */
+async function runGemm(options: GemmOptions, planes: GPUBuffer[], x: Float32Array, initial: Float32Array, stride = ROWS, offset = 0) {
+  const y = createStorage(device(), initial);
+  const pipeline = createGemm(device(), { ...options, rows: ROWS, cols: COLS, yStride: stride, yOffset: offset });
+  const buffers = [stepAt(0, TOKENS), createStorage(device(), x), y, ...planes];
+  dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: groupsFor(gemmInvocations(ROWS, TOKENS)) }]);
+  return readFloats(device(), y, initial.length);
+}
+
+describe.skipIf(noGpu)("batched GEMV kernel (prompt evaluation)", () => {
+  const x = randomFloats(TOKENS * COLS, 1);
+
+  for (const type of [GgmlType.F32, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q6_K]) {
+    it(`computes W·X[t] for every token, ${typeName(type)}`, async () => {
+      const { tensor, values } = randomPlanar(type, ROWS, COLS, 300 + type);
+      const { y, bound } = reference(values, x);
+      const actual = await runGemm({ type }, uploadPlanes(tensor), x, new Float32Array(TOKENS * ROWS));
+      y.forEach((v, i) => expect(Math.abs(actual[i]! - v)).toBeLessThanOrEqual(bound[i % ROWS]!));
+    });
+  }
+
+  it("adds a bias, writes columns at an offset of wider rows, and leaves the other columns alone", async () => {
+    const { tensor, values } = randomPlanar(GgmlType.Q8_0, ROWS, COLS, 5);
+    const bias = randomFloats(ROWS, 6);
+    const stride = ROWS + 10;
+    const initial = randomFloats(TOKENS * stride, 7);
+    const { y, bound } = reference(values, x);
+    const actual = await runGemm({ type: GgmlType.Q8_0, bias: true }, [...uploadPlanes(tensor), createStorage(device(), bias)], x, initial, stride, 3);
+    for (let t = 0; t < TOKENS; t++) {
+      for (let c = 0; c < stride; c++) {
+        const r = c - 3;
+        if (r < 0 || r >= ROWS) expect(actual[t * stride + c]).toBe(initial[t * stride + c]);
+        else expect(Math.abs(actual[t * stride + c]! - (y[t * ROWS + r]! + bias[r]!))).toBeLessThanOrEqual(bound[r]! + 1e-6);
+      }
+    }
+  });
+
+  it("adds into Y (residual) and fuses SwiGLU: silu(G·X)·(U·X)", async () => {
+    const g = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 8);
+    const u = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 9);
+    const initial = randomFloats(TOKENS * ROWS, 10);
+    const gy = reference(g.values, x);
+    const residual = await runGemm({ type: GgmlType.Q4_K, epilogue: "residual" }, uploadPlanes(g.tensor), x, initial);
+    gy.y.forEach((v, i) => expect(Math.abs(residual[i]! - (v + initial[i]!))).toBeLessThanOrEqual(gy.bound[i % ROWS]! + 1e-6));
+    const uy = reference(u.values, x);
+    const swiglu = await runGemm({ type: GgmlType.Q4_K, epilogue: "swiglu" }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], x, new Float32Array(TOKENS * ROWS));
+    gy.y.forEach((a, i) => {
+      const expected = (a / (1 + Math.exp(-a))) * uy.y[i]!;
+      const bound = (Math.abs(uy.y[i]!) * gy.bound[i % ROWS]! + Math.abs(a) * uy.bound[i % ROWS]!) * 1.1 + 1e-6;
+      expect(Math.abs(swiglu[i]! - expected)).toBeLessThanOrEqual(bound);
+    });
+  });
+});

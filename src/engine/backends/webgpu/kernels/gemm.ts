@@ -1,0 +1,99 @@
+/**
+ * Portable batched GEMV for prompt evaluation: Y[t] = W·X[t] for the `step.tokens` rows of X. Each invocation owns
+ * GEMM_ROWS output rows and a tile of GEMM_TILE tokens: it dequantizes each 32-block of its rows once for all the
+ * tile's tokens, and loads each token's slice of X once for all its rows (loads and decoding are what cost on
+ * llvmpipe). No workgroup memory, no barriers. X is [tokens][COLS]; Y is [tokens][Y_STRIDE] and the row lands at column Y_OFFSET + r, so q, k and v
+ * of different types can fill one [tokens][q|k|v] buffer.
+ */
+import type { GgmlType } from "../gguf/quant-types.js";
+import { blockValuesWgsl, declarePlanes, unpackWgsl, weightPlanes } from "./quant-wgsl.js";
+import { createKernel } from "./run-kernel.js";
+import { stepWgsl } from "./step.js";
+
+/** Tokens an invocation computes (the weight reuse factor). */
+export const GEMM_TILE = 8;
+/** Rows an invocation computes (the reuse factor of each loaded slice of X; a multiple of 4). */
+export const GEMM_ROWS = 12;
+
+/** What a batched GEMV fuses (the same epilogues as the decode GEMV, minus RoPE: NEOX pairs span invocations). */
+export interface GemmOptions {
+  type: GgmlType;
+  /** "store" Y = W·X (+ bias when `bias`); "residual" Y += W·X; "swiglu" Y = silu(W·X)·(U·X), U bound after W. */
+  epilogue?: "store" | "residual" | "swiglu";
+  bias?: boolean;
+}
+
+/**
+ * Bindings, in order: step, x, y, W planes, [bias | U planes]. The tile loops are unrolled here, in JS: with constant
+ * indices the weights and sums stay in registers (llvmpipe puts dynamically indexed private arrays in memory).
+ */
+export function gemmWgsl({ type, epilogue = "store", bias = false }: GemmOptions): string {
+  const swiglu = epilogue === "swiglu";
+  const after = 3 + weightPlanes(type).length;
+  const rows = Array.from({ length: GEMM_ROWS }, (_, r) => r);
+  const tokens = Array.from({ length: GEMM_TILE }, (_, t) => t);
+  const slices = Array.from({ length: 8 }, (_, j) => j);
+  const groups = Array.from({ length: GEMM_ROWS / 4 }, (_, g) => g);
+  const dots = (m: string, r: number) => slices.map((j) => `dot(${m}${r}[${j}], x${j})`).join(" + ");
+  const quad = (m: string, g: number) => `vec4<f32>(${[0, 1, 2, 3].map((k) => dots(m, 4 * g + k)).join(",\n        ")})`;
+  const tokenStep = (t: number) => `{
+      let xb = min(t0 + ${t}u, last) * (COLS / 4u) + b * 8u;
+      ${slices.map((j) => `let x${j} = x[xb + ${j}u];`).join(" ")}
+      ${groups.map((g) => `acc${t}_${g} += ${quad("w", g)};${swiglu ? ` accu${t}_${g} += ${quad("u", g)};` : ""}`).join("\n      ")}
+    }`;
+  const value = (t: number, r: number) => {
+    const a = `acc${t}_${r >> 2}[${r & 3}]`;
+    if (swiglu) return `silu(${a}) * accu${t}_${r >> 2}[${r & 3}]`;
+    if (epilogue === "residual") return `y[at + ${r}u] + ${a}`;
+    return bias ? `${a} + bias[r0 + ${r}u]` : a;
+  };
+  const store = (t: number) => `if (t0 + ${t}u < count) {
+    let at = (t0 + ${t}u) * Y_STRIDE + Y_OFFSET + r0;
+    ${rows.map((r) => `if (r0 + ${r}u < ROWS) { y[at + ${r}u] = ${value(t, r)}; }`).join("\n    ")}
+  }`;
+  return /* wgsl */ `
+override ROWS: u32;
+override COLS: u32;
+override Y_STRIDE: u32;
+override Y_OFFSET: u32 = 0;
+${stepWgsl}
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+${declarePlanes(type, "w", 3)}
+${swiglu ? declarePlanes(type, "u", after) : ""}
+${bias ? `@group(0) @binding(${after}) var<storage, read> bias: array<f32>;` : ""}
+${unpackWgsl}
+${blockValuesWgsl(type, "w")}
+${swiglu ? blockValuesWgsl(type, "u") : ""}
+fn silu(v: f32) -> f32 { return v / (1.0 + exp(-v)); }
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let row_groups = (ROWS + ${GEMM_ROWS - 1}u) / ${GEMM_ROWS}u;
+  let r0 = (gid.x % row_groups) * ${GEMM_ROWS}u;
+  let t0 = (gid.x / row_groups) * ${GEMM_TILE}u;
+  let count = step.tokens;
+  if (t0 >= count) { return; }
+  // Past the last row or token, invocations re-read the last one instead of branching in the loop; sums are dropped.
+  let last = count - 1u;
+  let nb = COLS / 32u;
+  ${rows.map((r) => `let rb${r} = min(r0 + ${r}u, ROWS - 1u) * nb;`).join(" ")}
+  ${tokens.flatMap((t) => groups.map((g) => `var acc${t}_${g} = vec4<f32>(0.0);${swiglu ? ` var accu${t}_${g} = vec4<f32>(0.0);` : ""}`)).join("\n  ")}
+  for (var b = 0u; b < nb; b++) {
+    ${rows.map((r) => `let w${r} = w_values(rb${r} + b);${swiglu ? ` let u${r} = u_values(rb${r} + b);` : ""}`).join("\n    ")}
+    ${tokens.map(tokenStep).join("\n    ")}
+  }
+  ${tokens.map(store).join("\n  ")}
+}`;
+}
+
+/** Pipeline for a rows × cols batched GEMV writing columns yOffset.. of rows yStride wide (default: rows). */
+export function createGemm(device: GPUDevice, options: GemmOptions & { rows: number; cols: number; yStride?: number; yOffset?: number }): GPUComputePipeline {
+  const constants = { ROWS: options.rows, COLS: options.cols, Y_STRIDE: options.yStride ?? options.rows, Y_OFFSET: options.yOffset ?? 0 };
+  return createKernel(device, gemmWgsl(options), constants, `gemm-${options.epilogue ?? "store"}`);
+}
+
+/** Invocations for `tokens` tokens of a rows-row batched GEMV. */
+export function gemmInvocations(rows: number, tokens: number): number {
+  return Math.ceil(rows / GEMM_ROWS) * Math.ceil(tokens / GEMM_TILE);
+}
