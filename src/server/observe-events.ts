@@ -1,4 +1,5 @@
 /** Reports usage and time to first token of a generation to the response record (request logs, metrics). */
+import type { EngineError } from "../engine/errors.js";
 import type { GenerationEvent } from "../engine/events.js";
 import type { RequestContext } from "./context.js";
 
@@ -11,10 +12,16 @@ export async function* observeEvents(ctx: RequestContext, events: AsyncIterable<
       first = false;
       ctx.report?.({ timeToFirstTokenMs: ctx.now() - started });
     }
+    if (event.type === "error") ctx.report?.({ error: describeFailure(event.error) });
     if (event.type === "finish") {
       const { inputTokens, cachedInputTokens, outputTokens } = event.usage;
       ctx.report?.({ inputTokens, cachedInputTokens, outputTokens });
     }
     yield event;
   }
+}
+
+/** A failure as the request log records it. */
+export function describeFailure(error: EngineError): string {
+  return `${error.code}: ${error.message}`;
 }
