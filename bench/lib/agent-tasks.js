@@ -67,7 +67,8 @@ export const TASKS = [
     prompt: "Explain in two sentences what stats.py does. Do not edit any file.",
     aiderFiles: ["stats.py"],
     check(dir, answer) {
-      const unchanged = changedFiles(dir).filter((f) => !f.startsWith(".aider")).length === 0;
+      // aider adds `.aider*` to .gitignore and keeps its history there: housekeeping, not an edit of the project.
+      const unchanged = changedFiles(dir).filter((f) => !f.startsWith(".aider") && f !== ".gitignore").length === 0;
       const mentions = /\b(mean|average)\b/i.test(answer);
       return { success: unchanged && mentions, detail: `${unchanged ? "no edits" : "edited files"}; answer ${mentions ? "names the mean" : "misses the mean"}` };
     },
