@@ -77,7 +77,7 @@ async function runTask(agent, task) {
   const totalMs = Math.round(performance.now() - started);
   const stdout = readFileSync(stdoutPath, "utf8");
   const check = task.check(dir, answerOf(agent, stdout));
-  const server = summarizeEntries(readLogEntries(serverLog, logFrom).entries);
+  const server = summarizeEntries(agent, readLogEntries(serverLog, logFrom).entries);
   return { agent, task: task.name, model: values.model, success: check.success, detail: check.detail, exitCode: code, timedOut, totalMs, ...server, repo: dir, output: agentHome };
 }
 
