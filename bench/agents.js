@@ -82,7 +82,7 @@ async function runTask(agent, task) {
 }
 
 function renderMarkdown(result) {
-  const rows = result.runs.map((r) => `| ${r.agent} | ${r.model} | ${r.task} | ${r.success ? "yes" : "no"} | ${r.turns} | ${r.inputTokens} / ${r.outputTokens} | ${r.cachedInputTokens} | ${r.ttftMs.map((t) => (t === null ? "–" : (t / 1000).toFixed(1))).join(", ")} | ${(r.totalMs / 1000).toFixed(0)} | ${r.errors.length ? r.errors.map((e) => `${e.status} ${e.error ?? ""}`.trim()).join("; ") : "none"} | ${r.timedOut ? "timed out; " : ""}${r.detail} |`);
+  const rows = result.runs.map((r) => `| ${r.agent} | ${r.model} | ${r.task} | ${r.success ? "yes" : "no"} | ${r.turns} | ${r.inputTokens} / ${r.outputTokens} | ${r.cachedInputTokens} | ${r.ttftMs.map((t) => (t === null ? "–" : (t / 1000).toFixed(1))).join(", ")} | ${(r.totalMs / 1000).toFixed(0)} | ${r.errors.length ? r.errors.map((e) => `${e.status} ${e.error ?? ""}`.trim()).join("; ") : "none"} | ${r.timedOut ? "timed out; " : ""}${r.detail.replace(/\s+/g, " ").slice(-160)} |`);
   return [
     `# Agents on kiln — ${result.date}`,
     "",
