@@ -12,6 +12,7 @@ import { registerKeys } from "./commands/keys.js";
 import { registerUsage } from "./commands/usage.js";
 import { registerPs } from "./commands/ps.js";
 import { registerInfo } from "./commands/info.js";
+import { registerLaunch } from "./commands/launch.js";
 
 const program = new Command("kiln")
   .description("Run language models locally and serve them as Anthropic Messages and OpenAI-compatible APIs")
@@ -28,6 +29,7 @@ registerKeys(program);
 registerUsage(program);
 registerPs(program);
 registerInfo(program);
+registerLaunch(program);
 
 try {
   await program.parseAsync(process.argv);

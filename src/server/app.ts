@@ -14,6 +14,7 @@ import { decodePathParam, matchCanonicalPath } from "./canonical-path.js";
 import type { Principal, RequestContext, ResponseRecord, RouteDef, ServerFeatures, Surface } from "./context.js";
 import { DEFAULT_INPUT_LIMITS, withInputLimits, type InputLimits } from "./input-limits.js";
 import { createModelRoutes } from "./models-route.js";
+import { describeFailure } from "./observe-events.js";
 import { openaiSurface } from "./openai/surface.js";
 import { DEFAULT_BODY_LIMIT, readJsonBody } from "./read-json-body.js";
 import { jsonResponse } from "./respond.js";
@@ -105,7 +106,9 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
     try {
       response = await route();
     } catch (error) {
-      response = pickSurface(match?.path ?? url.pathname, request.headers, found).errorResponse(toEngineError(error), requestId);
+      const failure = toEngineError(error);
+      record.error = describeFailure(failure);
+      response = pickSurface(match?.path ?? url.pathname, request.headers, found).errorResponse(failure, requestId);
     }
     const extra = principal ? await options.features?.responseHeaders?.(principal) : undefined;
     // While draining, a kept-alive connection is closed after its response so the client reconnects elsewhere.

@@ -71,6 +71,8 @@ export interface ResponseRecord {
   outputTokens?: number;
   timeToFirstTokenMs?: number;
   stream?: boolean;
+  /** Why the request failed (`code: message`), before the response began or in-band after it. */
+  error?: string;
 }
 
 /** What a route handler receives besides the context: the parsed request. */

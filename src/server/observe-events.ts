@@ -1,4 +1,5 @@
 /** Reports usage and time to first token of a generation to the response record (request logs, metrics). */
+import type { EngineError } from "../engine/errors.js";
 import type { GenerationEvent, Usage } from "../engine/events.js";
 import type { RequestContext } from "./context.js";
 
@@ -14,6 +15,7 @@ export async function* observeEvents(ctx: RequestContext, events: AsyncIterable<
       first = false;
       ctx.report?.({ timeToFirstTokenMs: ctx.now() - started });
     }
+    if (event.type === "error") ctx.report?.({ error: describeFailure(event.error) });
     if (event.type === "finish") {
       totals.inputTokens += event.usage.inputTokens;
       totals.cachedInputTokens += event.usage.cachedInputTokens;
@@ -22,4 +24,9 @@ export async function* observeEvents(ctx: RequestContext, events: AsyncIterable<
     }
     yield event;
   }
+}
+
+/** A failure as the request log records it. */
+export function describeFailure(error: EngineError): string {
+  return `${error.code}: ${error.message}`;
 }

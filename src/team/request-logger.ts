@@ -55,6 +55,7 @@ function toLogEntry(record: ResponseRecord, note: RequestNote | undefined, logBo
     inputTokens: record.inputTokens ?? note?.usage?.inputTokens,
     cachedInputTokens: record.cachedInputTokens ?? note?.usage?.cachedInputTokens,
     outputTokens: record.outputTokens ?? note?.usage?.outputTokens,
+    error: record.error,
   };
   if (logBodies && note) Object.assign(entry, { prompt: note.prompt, output: note.output });
   return Object.fromEntries(Object.entries(entry).filter(([, value]) => value !== undefined));
@@ -66,6 +67,7 @@ function formatPretty(now: number, level: LogLevel, entry: Record<string, unknow
   if (entry.timeToFirstTokenMs !== undefined) parts.push(`ttft ${entry.timeToFirstTokenMs}ms`);
   if (entry.inputTokens !== undefined) parts.push(`in ${entry.inputTokens} (cached ${entry.cachedInputTokens ?? 0}) out ${entry.outputTokens ?? 0}`);
   parts.push(`key ${entry.keyId}`, String(entry.requestId));
+  if (entry.error !== undefined) parts.push(`error ${entry.error}`);
   const bodies = entry.prompt === undefined ? "" : `\n  prompt: ${JSON.stringify(entry.prompt)}\n  output: ${JSON.stringify(entry.output ?? "")}`;
   return parts.join(" ") + bodies;
 }

@@ -13,7 +13,7 @@ interface PsFlags {
 interface ReplicaRow { url: string; healthy: boolean; outstanding: number; served: number; failures: number; lastError?: string }
 
 /** One item of GET /v1/models as `kiln serve` renders it. */
-interface ServedModel { id: string; backend?: string; context_length?: number; details?: { replicas?: ReplicaRow[] } }
+export interface ServedModel { id: string; backend?: string; context_length?: number; details?: { replicas?: ReplicaRow[] } }
 
 export const DEFAULT_SERVER_URL = "http://127.0.0.1:5456";
 
@@ -32,7 +32,8 @@ export function registerPs(program: Command): void {
   formatFlagErrors(command);
 }
 
-async function fetchModels(base: string, apiKey: string | undefined): Promise<ServedModel[]> {
+/** GET /v1/models of a running kiln; a one-line UsageError when it cannot be reached or refuses the key. */
+export async function fetchModels(base: string, apiKey: string | undefined): Promise<ServedModel[]> {
   const url = `${base.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1/models?limit=1000`;
   let response: Response;
   try {

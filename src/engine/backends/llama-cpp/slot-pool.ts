@@ -1,7 +1,8 @@
 /**
  * The sequences of one llama.cpp context, handed out with prefix affinity: a request takes the free sequence whose
  * cached tokens share the longest prefix with its prompt, so an agent that resends a growing conversation only pays
- * for the new suffix. Ties go to a slot next to busy ones, then to the least recently used: llama.cpp decodes
+ * for the new suffix. Without a real shared prefix it takes the free sequence whose cache it would erase least (so an
+ * agent's side request does not evict the main conversation). Remaining ties go to a slot next to busy ones, then to the least recently used: llama.cpp decodes
  * consecutive sequence ids in one pass over the weights and each gap between busy ids costs another pass (see
  * batch-order.ts); the pool takes a fresh context's sequences in order, so slot index and sequence id agree.
  */
@@ -38,6 +39,9 @@ export interface SlotLease {
 
 interface Slot { sequence: LlamaContextSequence; busy: boolean; lastUsed: number }
 
+/** Shared prefix tokens that make a cached sequence worth choosing; below it, the slot that loses least is taken. */
+const MIN_REUSE = 64;
+
 export class SlotPool {
   private readonly slots: Slot[];
   private readonly waiting: Array<() => void> = [];
@@ -69,14 +73,18 @@ export class SlotPool {
   }
 
   private pickSlot(prompt: Token[]): Slot | undefined {
-    let best: { slot: Slot; shared: number; busyNeighbours: number } | undefined;
+    let best: { slot: Slot; shared: number; lost: number; busyNeighbours: number } | undefined;
     for (const [index, slot] of this.slots.entries()) {
       if (slot.busy) continue;
-      const shared = this.options.prefixCache ? sharedPrefix(slot.sequence, prompt) : 0;
+      const common = this.options.prefixCache ? sharedPrefix(slot.sequence, prompt) : 0;
+      // A few shared tokens (a chat template's opening) are no reason to erase another conversation's long prefix.
+      const shared = common >= MIN_REUSE ? common : 0;
+      const lost = this.options.prefixCache ? slot.sequence.nextTokenIndex - common : 0;
       const busyNeighbours = Number(this.slots[index - 1]?.busy ?? false) + Number(this.slots[index + 1]?.busy ?? false);
-      const better = !best || shared > best.shared || (shared === best.shared && (busyNeighbours > best.busyNeighbours
-        || (busyNeighbours === best.busyNeighbours && slot.lastUsed < best.slot.lastUsed)));
-      if (better) best = { slot, shared, busyNeighbours };
+      const better = !best || shared > best.shared || (shared === best.shared && (lost < best.lost
+        || (lost === best.lost && (busyNeighbours > best.busyNeighbours
+        || (busyNeighbours === best.busyNeighbours && slot.lastUsed < best.slot.lastUsed)))));
+      if (better) best = { slot, shared, lost, busyNeighbours };
     }
     return best?.slot;
   }
