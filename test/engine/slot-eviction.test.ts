@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
-import { readEvents, startOf, userRequest } from "./stream-events.js";
+import { readEvents, startOf, userRequest } from "../helpers/stream-events.js";
 
 let engine: Engine;
 
