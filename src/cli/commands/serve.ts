@@ -156,18 +156,19 @@ async function serve(flags: ServeFlags): Promise<void> {
     return;
   }
   features.attachEngine(ready);
-  printReady(server.url, ready, settings, features.hasLiveKeys(), log);
+  printReady(server.url, ready, settings, features.hasStoredKeys(), log);
   await stop;
   await shutDown(server, features, ready, settings.drainTimeout, log);
 }
 
 /**
- * The features the HTTP core sees. Stored keys are enforced whenever one is live (checked per request, so a key
- * created while the server runs counts at once); never with --no-auth.
+ * The features the HTTP core sees. Stored keys are enforced as soon as one exists (checked per request, so a key
+ * created while the server runs counts at once) and stay enforced when all are revoked or expired, so revoking
+ * the last key locks the server rather than opening it; never with --no-auth.
  */
 function serverFeatures(features: TeamFeatures, settings: ServeSettings): ServerFeatures {
   if (!settings.auth) return { ...features, keys: undefined };
-  return { ...features, keysEnforced: () => features.hasLiveKeys() };
+  return { ...features, keysEnforced: () => features.hasStoredKeys() };
 }
 
 async function shutDown(server: ListeningServer, features: TeamFeatures, engine: Engine, drainSeconds: number, log: (line: string) => void): Promise<void> {
