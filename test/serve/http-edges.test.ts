@@ -1,7 +1,8 @@
 /**
  * HTTP-level decisions on a real server with the real default model and a static key: dot segments are refused,
  * bodies declared as non-JSON get 415 (no content type is read as JSON), oversized headers get 431 with a body in
- * the caller's shape (never a reset), and /metrics needs a key while /health does not.
+ * the caller's shape (never a reset), /metrics needs a key while /health does not, and a schema kiln cannot turn
+ * into a grammar is a 400 naming where it is.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { request as httpRequest } from "node:http";
@@ -113,5 +114,33 @@ describe("open endpoints", () => {
     const keyed = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(keyed.status).toBe(200);
     expect(await keyed.text()).toBe("kiln_up 1\n");
+  });
+});
+
+describe("schemas that cannot become a grammar", () => {
+  const badRef = { type: "object", properties: { a: { $ref: "#/$defs/%" } }, $defs: { "%": { type: "string" } } };
+
+  it("answers 400 naming the tool and the $ref for a malformed $ref in a forced tool's schema", async () => {
+    const response = await fetch(`${server.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": KEY },
+      body: JSON.stringify({ ...chat, tools: [{ name: "pick", input_schema: badRef }], tool_choice: { type: "any" } }),
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expectAnthropicError(body, "invalid_request_error");
+    expect(body.error.message).toMatch(/^tools\[pick\]\.input_schema: \$ref "#\/\$defs\/%" is not a valid JSON pointer/);
+  });
+
+  it("answers 400 naming response_format for a malformed $ref in a JSON schema response format", async () => {
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ ...chat, response_format: { type: "json_schema", json_schema: { name: "x", schema: badRef } } }),
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expectOpenAIError(body, null);
+    expect(body.error).toMatchObject({ param: "response_format", message: expect.stringMatching(/^response_format\.schema: \$ref "#\/\$defs\/%"/) });
   });
 });
