@@ -205,7 +205,8 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
     const name = `model ${model.id}${i === 0 ? " (default)" : ""}${model.aliases.length ? ` (also ${model.aliases.join(", ")})` : ""}`;
     if (model.backend === "remote") {
       const replicas = Array.isArray(details.replicas) ? (details.replicas as { url: string }[]).map((r) => r.url) : [];
-      log(`${name}: remote, context ${model.contextSize} tokens, replicas ${replicas.join(", ")}`);
+      const upstream = details.upstreamModel !== model.id ? `, upstream model ${String(details.upstreamModel)}${details.upstreamModelPicked ? " (the only model the upstream serves)" : ""}` : "";
+      log(`${name}: remote, context ${model.contextSize} tokens${upstream}, replicas ${replicas.join(", ")}`);
       continue;
     }
     const parallel = typeof details.parallel === "number" ? ` × ${details.parallel} parallel` : "";
