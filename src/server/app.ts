@@ -88,8 +88,11 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
     if (/\/messages(\/|$)/.test(path)) return anthropic;
     return hasHeader("anthropic-version") || hasHeader("x-api-key") ? anthropic : fallback;
   };
-  const renderRejection: RenderRejection = (error, rejected) =>
-    pickSurface(rejected.path, rejected.hasHeader).errorResponse(error, ids("req_"));
+  const renderRejection: RenderRejection = (error, rejected) => {
+    const match = matchCanonicalPath(rejected.path.split("?", 1)[0]!, patterns);
+    const found = match && mounted.find((m) => m.route.path === match.pattern);
+    return pickSurface(match?.path ?? rejected.path, rejected.hasHeader, found).errorResponse(error, ids("req_"));
+  };
 
   async function dispatch(request: Request): Promise<Response> {
     const requestId = ids("req_");
