@@ -19,6 +19,8 @@ export interface HostileFailure {
 /** What a run measured. */
 export interface HostileReport {
   sent: number;
+  /** Requests sent again because the server had closed their idle kept-alive connection as they were sent. */
+  staleRetries: number;
   statuses: Record<string, number>;
   failures: HostileFailure[];
   /** Largest event-loop delay seen by the server, in milliseconds. */
@@ -39,6 +41,8 @@ export interface HostileRunOptions {
   timeoutMs?: number;
   /** Requests sent before RSS is first read (warm-up: the allocator's first growth is not a leak). */
   warmup?: number;
+  /** Called after each batch, for a progress line on long runs. */
+  onBatch?(report: HostileReport): void;
 }
 
 interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: string }
@@ -48,7 +52,7 @@ export async function runHostile(requests: HostileRequest[], options: HostileRun
   const { concurrency = 6, batch = 16, loopLimitMs = 100, timeoutMs = 120_000, warmup = Math.min(200, Math.floor(requests.length / 5)) } = options;
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const started = Date.now();
-  const report: HostileReport = { sent: 0, statuses: {}, failures: [], maxLoopDelayMs: 0, rssBeforeBytes: 0, rssAfterBytes: 0, seconds: 0 };
+  const report: HostileReport = { sent: 0, staleRetries: 0, statuses: {}, failures: [], maxLoopDelayMs: 0, rssBeforeBytes: 0, rssAfterBytes: 0, seconds: 0 };
   const scrape = () => scrapeMetrics(options.url, options.key);
   const suspects: HostileRequest[] = [];
   for (let offset = 0; offset < requests.length; offset += batch) {
@@ -56,7 +60,7 @@ export async function runHostile(requests: HostileRequest[], options: HostileRun
     if (offset >= warmup && report.rssBeforeBytes === 0) report.rssBeforeBytes = (await scrape()).rss;
     const slice = requests.slice(offset, offset + batch);
     await mapLimited(slice, concurrency, async (request) => {
-      const outcome = await check(request, () => send(options.url, request, agent, timeoutMs));
+      const outcome = await check(request, () => sendRetryingStale(options.url, request, agent, timeoutMs, report));
       report.sent++;
       if (typeof outcome === "number") report.statuses[outcome] = (report.statuses[outcome] ?? 0) + 1;
       else report.failures.push(outcome);
@@ -65,6 +69,7 @@ export async function runHostile(requests: HostileRequest[], options: HostileRun
     if (offset < warmup) continue;
     report.maxLoopDelayMs = Math.max(report.maxLoopDelayMs, lagMs);
     if (lagMs > loopLimitMs) suspects.push(...slice);
+    options.onBatch?.(report);
   }
   report.rssAfterBytes = (await scrape()).rss;
   // Replays what ran while the loop was held, one request at a time, to name the request. The machine may pause the
@@ -131,6 +136,22 @@ function shapeProblem(answer: Answer, anthropic: boolean): string | undefined {
   return ok ? undefined : `not OpenAI's shape: ${answer.body.slice(0, 200)}`;
 }
 
+/**
+ * Sends once more when a reused kept-alive connection was reset before any answer: the server closed it as idle
+ * while the request was on its way, the race every HTTP/1.1 client retries (Node's docs: `request.reusedSocket`).
+ */
+async function sendRetryingStale(url: string, request: HostileRequest, agent: Agent, timeoutMs: number, report: HostileReport): Promise<Answer> {
+  try {
+    return await send(url, request, agent, timeoutMs);
+  } catch (error) {
+    if (!(error instanceof StaleSocketError)) throw error;
+    report.staleRetries++;
+    return send(url, request, agent, timeoutMs);
+  }
+}
+
+class StaleSocketError extends Error {}
+
 function send(url: string, request: HostileRequest, agent: Agent, timeoutMs: number): Promise<Answer> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
@@ -143,7 +164,9 @@ function send(url: string, request: HostileRequest, agent: Agent, timeoutMs: num
       res.on("error", reject);
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));
-    req.on("error", reject);
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      reject(req.reusedSocket && error.code === "ECONNRESET" ? new StaleSocketError(error.message) : error);
+    });
     req.end(request.body);
   });
 }

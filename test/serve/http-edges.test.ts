@@ -6,6 +6,7 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
 
@@ -102,6 +103,19 @@ describe("oversized headers", () => {
       expectOpenAIError(await openai.json(), "request_header_fields_too_large");
     }
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
+  });
+
+  it("answers a request the HTTP parser rejects with a 400 body in the caller's shape", async () => {
+    const { port } = new URL(server.url);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => socket.write("P@ST /v1/messages HTTP/1.1\r\nx-api-key: k\r\n\r\n"));
+      let text = "";
+      socket.setEncoding("utf8").on("data", (chunk: string) => (text += chunk)).on("end", () => resolve(text)).on("error", reject);
+    });
+    const [head = "", body = ""] = reply.split("\r\n\r\n");
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/\r\ncontent-type: application\/json\r\n/);
+    expectAnthropicError(JSON.parse(body), "invalid_request_error");
   });
 });
 
