@@ -25,7 +25,9 @@ export type RenderRejection = (error: EngineError, request: RejectedRequest) => 
 /** The `clientError` listener of a Node HTTP server. */
 export function createClientErrorHandler(render: RenderRejection) {
   return (error: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void => {
-    if (error.code === "ECONNRESET" || !socket.writable) {
+    // As Node's own handler: never write into a response already under way on this connection (a pipelined request).
+    const busy = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    if (error.code === "ECONNRESET" || !socket.writable || busy) {
       socket.destroy();
       return;
     }
