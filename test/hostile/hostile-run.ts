@@ -19,6 +19,8 @@ export interface HostileFailure {
 /** What a run measured. */
 export interface HostileReport {
   sent: number;
+  /** Requests replayed one at a time to find what held the event loop. */
+  replayed: number;
   /** Requests sent again because the server had closed their idle kept-alive connection as they were sent. */
   staleRetries: number;
   statuses: Record<string, number>;
@@ -52,9 +54,9 @@ export async function runHostile(requests: HostileRequest[], options: HostileRun
   const { concurrency = 6, batch = 16, loopLimitMs = 100, timeoutMs = 120_000, warmup = Math.min(200, Math.floor(requests.length / 5)) } = options;
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const started = Date.now();
-  const report: HostileReport = { sent: 0, staleRetries: 0, statuses: {}, failures: [], maxLoopDelayMs: 0, rssBeforeBytes: 0, rssAfterBytes: 0, seconds: 0 };
+  const report: HostileReport = { sent: 0, replayed: 0, staleRetries: 0, statuses: {}, failures: [], maxLoopDelayMs: 0, rssBeforeBytes: 0, rssAfterBytes: 0, seconds: 0 };
   const scrape = () => scrapeMetrics(options.url, options.key);
-  const suspects: HostileRequest[] = [];
+  const suspects: { lagMs: number; requests: HostileRequest[] }[] = [];
   for (let offset = 0; offset < requests.length; offset += batch) {
     // The warm-up's first compilations (JIT, templates, grammars) hold the loop once; they are not counted.
     if (offset >= warmup && report.rssBeforeBytes === 0) report.rssBeforeBytes = (await scrape()).rss;
@@ -68,13 +70,16 @@ export async function runHostile(requests: HostileRequest[], options: HostileRun
     const { lagMs } = await scrape();
     if (offset < warmup) continue;
     report.maxLoopDelayMs = Math.max(report.maxLoopDelayMs, lagMs);
-    if (lagMs > loopLimitMs) suspects.push(...slice);
+    if (lagMs > loopLimitMs) suspects.push({ lagMs, requests: slice });
     options.onBatch?.(report);
   }
   report.rssAfterBytes = (await scrape()).rss;
-  // Replays what ran while the loop was held, one request at a time, to name the request. The machine may pause the
-  // process now and then, so a request counts only when it holds the loop over the limit on two replays in a row.
-  for (const request of suspects.slice(0, 240)) {
+  // Replays what ran while the loop was held, worst batches first, one request at a time, to name the request. The
+  // machine may pause the process now and then, so a request counts only when it holds the loop over the limit on
+  // two replays in a row.
+  const worstFirst = suspects.sort((a, b) => b.lagMs - a.lagMs).flatMap((batch) => batch.requests);
+  for (const request of worstFirst.slice(0, 96)) {
+    report.replayed++;
     const lags: number[] = [];
     for (let run = 0; run < 2 && (run === 0 || lags[0]! > loopLimitMs); run++) {
       await send(options.url, request, agent, timeoutMs).catch(() => undefined);

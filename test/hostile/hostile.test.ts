@@ -5,8 +5,9 @@
  * error shape, flat memory and no request holding the server's event loop over 100 ms.
  *
  * CI runs a bounded sample; the full run is `npm run hostile` (KILN_HOSTILE_COUNT=10000). KILN_HOSTILE_SEED picks
- * another reproducible sample.
+ * another reproducible sample; KILN_HOSTILE_LOG names a file that gets a progress line every 500 requests.
  */
+import { appendFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_MODEL } from "../helpers/server.js";
 import { spawnServe, type ServeProcess } from "../serve/spawn-serve.js";
@@ -58,14 +59,16 @@ describe("hostile input against kiln serve", () => {
   it(`answers ${COUNT} generated malformed and mutated requests without a crash, a 5xx or a stall`, async () => {
     const requests = generateHostileRequests(COUNT, SEED, TEST_MODEL, KEY);
     const progress = (sofar: HostileReport) => {
-      if (sofar.sent % 500 < 16) process.stderr.write(`hostile: ${sofar.sent}/${COUNT} sent, ${sofar.failures.length} failures, loop max ${sofar.maxLoopDelayMs.toFixed(0)} ms\n`);
+      if (sofar.sent % 500 < 16 && process.env.KILN_HOSTILE_LOG) {
+        appendFileSync(process.env.KILN_HOSTILE_LOG, `${new Date().toISOString()} ${sofar.sent}/${COUNT} sent, ${sofar.failures.length} failures\n`);
+      }
     };
     report = await runHostile(requests, { url: serve.url, key: KEY, onBatch: progress });
     const grouped = new Map<string, HostileFailure[]>();
     for (const failure of report.failures) grouped.set(areaOf(failure.request), [...(grouped.get(areaOf(failure.request)) ?? []), failure]);
     const lines = [
       `hostile run: ${report.sent} requests in ${report.seconds.toFixed(1)} s (seed ${SEED}), statuses ${JSON.stringify(report.statuses)}, ` +
-        `${report.staleRetries} sent again after an idle kept-alive connection closed`,
+        `${report.staleRetries} sent again after an idle kept-alive connection closed, ${report.replayed} replayed to find event-loop stalls`,
       `event loop max ${report.maxLoopDelayMs.toFixed(0)} ms; RSS ${mib(report.rssBeforeBytes)} → ${mib(report.rssAfterBytes)} MiB`,
       ...[...grouped].map(([area, failures]) => `${area}: ${failures.length} failures${PENDING.has(area) ? " (pending, not asserted)" : ""}\n  ${failures.slice(0, 25).map(describeFailure).join("\n  ")}`),
     ];
