@@ -19,6 +19,15 @@ describe("parseModelFlags", () => {
     ]);
   });
 
+  it("reads the upstream model from the URL's fragment, once for all replicas", () => {
+    expect(parseModelFlags(["coder=openai+http://a:8000/v1#Qwen/Qwen3-32B", "coder=openai+http://b:8000/v1", "x=openai+http://c/v1#"])).toEqual([
+      { kind: "remote", name: "coder", upstreams: ["http://a:8000/v1", "http://b:8000/v1"], upstreamModel: "Qwen/Qwen3-32B", aliases: [] },
+      { kind: "remote", name: "x", upstreams: ["http://c/v1"], aliases: [] },
+    ]);
+    expect(parseModelFlags(["q=openai+http://a/v1#org%2Fm%20v2"])[0]).toMatchObject({ upstreamModel: "org/m v2" });
+    expect(() => parseModelFlags(["c=openai+http://a/v1#m1", "c=openai+http://b/v1#m2"])).toThrow(/different upstream models \(m1, m2\)/);
+  });
+
   it("refuses a remote model without a name or with a bad URL", () => {
     expect(() => parseModelFlags(["openai+http://a/v1"])).toThrow(/needs a name/);
     expect(() => parseModelFlags(["x=openai+ftp://a"])).toThrow(/not an http/);

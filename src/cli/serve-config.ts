@@ -79,8 +79,9 @@ function toDeclaration(model: NonNullable<ConfigFile["models"]>[number], path: s
 }
 
 /**
- * Parses `--model` values: `<ref>`, `<name>=<ref>`, or `<name>=openai+http(s)://host:port/v1` for a remote replica;
- * the same name given several times with remote URLs declares several replicas of one model.
+ * Parses `--model` values: `<ref>`, `<name>=<ref>`, or `<name>=openai+http(s)://host:port/v1[#upstream-model]` for
+ * a remote replica (the fragment names the model the upstream serves, when it differs from `<name>`); the same
+ * name given several times with remote URLs declares several replicas of one model.
  */
 export function parseModelFlags(values: string[]): ModelDeclaration[] {
   const declarations: ModelDeclaration[] = [];
@@ -89,15 +90,36 @@ export function parseModelFlags(values: string[]): ModelDeclaration[] {
     const name = match?.[1];
     const ref = match ? match[2] : value;
     if (ref.startsWith("openai+")) {
-      const url = ref.slice("openai+".length);
+      const [url = "", upstreamModel] = splitFragment(ref.slice("openai+".length));
       if (!name) throw new UsageError(`--model ${value}: a remote model needs a name`, "write --model name=openai+http://host:port/v1");
       if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--model ${value}: ${url} is not an http(s) URL`);
       const existing = declarations.find((d) => d.kind === "remote" && d.name === name);
-      if (existing?.kind === "remote") existing.upstreams.push(url);
-      else declarations.push({ kind: "remote", name, upstreams: [url], aliases: [] });
+      if (existing?.kind !== "remote") {
+        declarations.push({ kind: "remote", name, upstreams: [url], aliases: [], ...(upstreamModel ? { upstreamModel } : {}) });
+        continue;
+      }
+      if (upstreamModel && existing.upstreamModel && upstreamModel !== existing.upstreamModel) {
+        throw new UsageError(`--model ${value}: the replicas of ${name} name different upstream models (${existing.upstreamModel}, ${upstreamModel})`);
+      }
+      existing.upstreams.push(url);
+      existing.upstreamModel ??= upstreamModel;
       continue;
     }
     declarations.push({ kind: "local", name, source: ref, aliases: [] });
   }
   return declarations;
+}
+
+/** `http://host/v1#org/model` → [`http://host/v1`, `org/model`]; the model part is percent-decoded when it can be. */
+function splitFragment(url: string): [string, string | undefined] {
+  const hash = url.indexOf("#");
+  if (hash < 0) return [url, undefined];
+  const fragment = url.slice(hash + 1);
+  let model = fragment;
+  try {
+    model = decodeURIComponent(fragment);
+  } catch {
+    // kept as written: model names rarely hold a % at all
+  }
+  return [url.slice(0, hash), model || undefined];
 }

@@ -8,6 +8,8 @@ export type EngineErrorCode =
   | "rate_limited"
   | "overloaded"
   | "request_too_large"
+  | "unsupported_media_type"
+  | "headers_too_large"
   | "aborted"
   | "backend_failure"
   | "internal";

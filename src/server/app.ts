@@ -10,13 +10,14 @@ import { EngineError, toEngineError } from "../engine/errors.js";
 import { newId, type IdFactory } from "../lib/ids.js";
 import { anthropicSurface } from "./anthropic/surface.js";
 import { ANONYMOUS, createAuthenticator } from "./authenticate.js";
-import { decodePathParam, matchCanonicalPath } from "./canonical-path.js";
+import { decodePathParam, hasDotSegment, matchCanonicalPath } from "./canonical-path.js";
+import { createClientErrorHandler, MAX_HEADER_BYTES, type RenderRejection } from "./client-error.js";
 import type { Principal, RequestContext, ResponseRecord, RouteDef, ServerFeatures, Surface } from "./context.js";
 import { DEFAULT_INPUT_LIMITS, withInputLimits, type InputLimits } from "./input-limits.js";
 import { createModelRoutes } from "./models-route.js";
 import { describeFailure } from "./observe-events.js";
 import { openaiSurface } from "./openai/surface.js";
-import { DEFAULT_BODY_LIMIT, readJsonBody } from "./read-json-body.js";
+import { assertJsonContentType, DEFAULT_BODY_LIMIT, readJsonBody } from "./read-json-body.js";
 import { jsonResponse } from "./respond.js";
 import { withOutputCap, withResponseRecord } from "./server-hooks.js";
 
@@ -86,10 +87,15 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
   const fallback = surfaces.find((s) => s.name === "openai") ?? surfaces[0] ?? anthropicSurface;
   const anthropic = surfaces.find((s) => s.name === "anthropic") ?? fallback;
 
-  const pickSurface = (path: string, headers: Headers, route?: Mounted): Surface => {
+  const pickSurface = (path: string, hasHeader: (name: string) => boolean, route?: Mounted): Surface => {
     if (route?.surface) return route.surface;
     if (/\/messages(\/|$)/.test(path)) return anthropic;
-    return headers.has("anthropic-version") || headers.has("x-api-key") ? anthropic : fallback;
+    return hasHeader("anthropic-version") || hasHeader("x-api-key") ? anthropic : fallback;
+  };
+  const renderRejection: RenderRejection = (error, rejected) => {
+    const match = matchCanonicalPath(rejected.path.split("?", 1)[0]!, patterns);
+    const found = match && mounted.find((m) => m.route.path === match.pattern);
+    return pickSurface(match?.path ?? rejected.path, rejected.hasHeader, found).errorResponse(error, ids("req_"));
   };
 
   async function dispatch(request: Request): Promise<Response> {
@@ -108,7 +114,7 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
     } catch (error) {
       const failure = toEngineError(error);
       record.error = describeFailure(failure);
-      response = pickSurface(match?.path ?? url.pathname, request.headers, found).errorResponse(failure, requestId);
+      response = pickSurface(match?.path ?? url.pathname, (name) => request.headers.has(name), found).errorResponse(failure, requestId);
     }
     const extra = principal ? await options.features?.responseHeaders?.(principal) : undefined;
     // While draining, a kept-alive connection is closed after its response so the client reconnects elsewhere.
@@ -121,18 +127,19 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
     });
 
     async function route(): Promise<Response> {
+      if (hasDotSegment(requestTarget(request))) throw new EngineError("invalid_request", "path: dot segments (. and ..) are not allowed", { param: "path" });
       if (request.method === "OPTIONS") return preflight(request);
+      // Metrics name keys and models: they need a key whenever the API does. Health and readiness stay open.
+      if (match?.pattern === "/metrics") principal = await authorize(true);
       const builtin = match && (await answerBuiltin(match.pattern, state, lifecycle, features));
       if (builtin) return builtin;
       if (!match || !found) throw new EngineError("not_found", `${request.method} ${url.pathname}: no such route`);
       if (lifecycle.draining) throw new EngineError("overloaded", "The server is shutting down; retry on another instance", { retryAfter: 5 });
-      if (found.route.auth && authOn()) {
-        principal = await auth.authenticate(request.headers);
-        if (!principal) throw unauthorized(request.headers);
-      } else principal = ANONYMOUS;
+      principal = await authorize(found.route.auth);
       record.keyId = principal.keyId;
       const ready = state.engine;
       if (!ready) throw state.failure ?? new EngineError("overloaded", "The model is still loading; retry shortly", { retryAfter: 2 });
+      if (found.route.method === "POST") assertJsonContentType(request.headers);
       const body = found.route.method === "POST" ? await readJsonBody(request, options.maxBodyBytes ?? DEFAULT_BODY_LIMIT) : undefined;
       const ctx: RequestContext = {
         engine: wrapEngine(ready, principal, requestId),
@@ -146,6 +153,13 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
       const params = Object.fromEntries(Object.entries(match.params).map(([k, v]) => [k, decodePathParam(v)]));
       return found.route.handler(ctx, { body, params, query: url.searchParams, headers: request.headers });
     }
+
+    async function authorize(needed: boolean): Promise<Principal> {
+      if (!needed || !authOn()) return ANONYMOUS;
+      const authenticated = await auth.authenticate(request.headers);
+      if (!authenticated) throw unauthorized(request.headers);
+      return authenticated;
+    }
   }
 
   function wrapEngine(engine: Engine, principal: Principal, requestId: string): Engine {
@@ -156,7 +170,7 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
   const app = new H3({ allowMalformedURL: true, silent: true });
   app.all("/**", (event) => dispatch(event.req as Request));
   const fetch = async (request: Request) => app.fetch(request);
-  return { fetch, listen: (listenOptions) => listen(toNodeHandler(app), lifecycle, listenOptions) };
+  return { fetch, listen: (listenOptions) => listen(toNodeHandler(app), lifecycle, renderRejection, listenOptions) };
 }
 
 /** Surface routes plus the shared model routes; a path served twice keeps its first definition. */
@@ -180,8 +194,8 @@ function trackEngine(engine: Engine | Promise<Engine>): EngineState {
 }
 
 /**
- * Health, readiness, metrics and Claude Code's start-up preconnect (`HEAD /`, `HEAD /api/hello`): no auth,
- * answered at once. `/ready` turns 503 while draining so load balancers stop routing here.
+ * Health, readiness, metrics and Claude Code's start-up preconnect (`HEAD /`, `HEAD /api/hello`), answered at once
+ * (route() checks the key of /metrics first). `/ready` turns 503 while draining so load balancers stop routing here.
  */
 async function answerBuiltin(pattern: string, state: EngineState, lifecycle: Lifecycle, features?: ServerFeatures): Promise<Response | undefined> {
   if (pattern === "/" || pattern === "/api/hello") return new Response("kiln is running\n", { headers: { "content-type": "text/plain; charset=utf-8" } });
@@ -194,6 +208,12 @@ async function answerBuiltin(pattern: string, state: EngineState, lifecycle: Lif
   if (state.engine) return jsonResponse({ status: "ok", models: state.engine.listModels().map((m) => m.id) });
   if (state.failure) return jsonResponse({ status: "error", message: state.failure.message }, 503);
   return jsonResponse({ status: "loading" }, 503);
+}
+
+/** The request target as the client sent it: on a Node server the raw one, before URL parsing resolved dot segments. */
+function requestTarget(request: Request): string {
+  const raw = (request as { runtime?: { node?: { req?: { url?: string } } } }).runtime?.node?.req?.url;
+  return raw ?? new URL(request.url).pathname;
 }
 
 /** CORS preflight: browsers send it without credentials, so it never needs a key. */
@@ -213,9 +233,14 @@ function unauthorized(headers: Headers): EngineError {
   return new EngineError("authentication", presented ? "invalid API key" : "missing API key: send it as x-api-key or Authorization: Bearer");
 }
 
-async function listen(handler: ReturnType<typeof toNodeHandler>, lifecycle: Lifecycle, options: { host?: string; port?: number } = {}): Promise<ListeningServer> {
+async function listen(
+  handler: ReturnType<typeof toNodeHandler>,
+  lifecycle: Lifecycle,
+  renderRejection: RenderRejection,
+  options: { host?: string; port?: number } = {},
+): Promise<ListeningServer> {
   const host = options.host ?? "127.0.0.1";
-  const server: Server = createHttpServer((req, res) => {
+  const server: Server = createHttpServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     // A connection whose last response ends while draining is idle now: close it rather than wait for keep-alive.
     res.once("close", () => {
       if (lifecycle.draining) setImmediate(() => server.closeIdleConnections());
@@ -224,6 +249,7 @@ async function listen(handler: ReturnType<typeof toNodeHandler>, lifecycle: Life
   });
   // Generations can take minutes before the first byte on a busy CPU; do not let Node cut requests short.
   server.requestTimeout = 0;
+  server.on("clientError", createClientErrorHandler(renderRejection));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 5456, host, () => {

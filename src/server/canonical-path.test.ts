@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodePathParam, matchCanonicalPath } from "./canonical-path.js";
+import { decodePathParam, hasDotSegment, matchCanonicalPath } from "./canonical-path.js";
 
 const patterns = ["/", "/health", "/v1/messages", "/messages", "/v1/messages/count_tokens", "/v1/models", "/v1/models/:id", "/v1/chat/completions"];
 
@@ -30,5 +30,14 @@ describe("matchCanonicalPath", () => {
   it("leaves unknown paths unmatched and never matches / by suffix", () => {
     expect(matchCanonicalPath("/nope", patterns)).toBeUndefined();
     expect(matchCanonicalPath("/v1/models/", ["/v1/models/:id"])).toBeUndefined();
+  });
+
+  it("finds dot segments, plain or percent-encoded, in the path only", () => {
+    for (const target of ["/v1/messages/../chat/completions", "/v1/./models", "/v1/messages/%2e%2E/x", "/v1/%2e/models", "/..", "/v1/models/.?x=1"]) {
+      expect(hasDotSegment(target), target).toBe(true);
+    }
+    for (const target of ["/v1/models/a.b", "/v1/models/...", "/v1/models/..x", "/v1/models?path=../x", "/v1/models/%2e%2e%2e"]) {
+      expect(hasDotSegment(target), target).toBe(false);
+    }
   });
 });

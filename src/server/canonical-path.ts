@@ -15,6 +15,16 @@ export interface PathMatch {
   params: Record<string, string>;
 }
 
+/**
+ * Whether a request target holds a `.` or `..` segment, plain or percent-encoded (`%2e`). URL parsing resolves
+ * them, so `/v1/messages/../chat/completions` would reach another route than it names — past a proxy rule written
+ * for the first. No client sends them, so app.ts refuses them instead of resolving them.
+ */
+export function hasDotSegment(target: string): boolean {
+  const path = target.split(/[?#]/, 1)[0]!;
+  return path.split("/").some((segment) => /^(\.|%2e){1,2}$/i.test(segment));
+}
+
 /** Collapses repeated slashes and drops a trailing slash (`/` stays `/`). */
 export function normalizeSlashes(pathname: string): string {
   const collapsed = `/${pathname.split("/").filter(Boolean).join("/")}`;

@@ -51,7 +51,7 @@ export interface ServerFeatures {
    * server started without keys begin requiring them as soon as one is created. Static keys are enforced regardless.
    */
   keysEnforced?(): boolean;
-  /** The Prometheus text exposition served at GET /metrics (no auth, like /health). */
+  /** The Prometheus text exposition served at GET /metrics (behind a key whenever the API is; /health never is). */
   metricsText?(): Promise<string>;
   /** The Content-Type of `metricsText()` (default: Prometheus text 0.0.4). */
   metricsContentType?: string;

@@ -10,6 +10,17 @@ export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
 
 const DRAIN_LIMIT_FACTOR = 4;
 
+/**
+ * Refuses a body declared as something else than JSON (`text/plain`, form data: what `curl -d` and a bare
+ * `fetch(url, {body})` send) with 415, as the vendors' APIs do, rather than guessing. A body with no content type
+ * at all is read as JSON. JSON types are `application/json` and any `+json` type, with any parameters.
+ */
+export function assertJsonContentType(headers: Headers): void {
+  const type = headers.get("content-type")?.split(";", 1)[0]!.trim().toLowerCase();
+  if (!type || type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)) return;
+  throw new EngineError("unsupported_media_type", `content-type: expected application/json, got ${type}`, { param: "content-type" });
+}
+
 /** Parses the body as JSON; throws `request_too_large` (413) or `invalid_request` (400, also for too deep nesting). */
 export async function readJsonBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
   const bytes = await readLimited(request, limit);

@@ -80,6 +80,14 @@ export function hasLiveKeys(db: TeamDb, now = Date.now()): boolean {
   return db.get("SELECT 1 AS live FROM api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) LIMIT 1", [now]) !== undefined;
 }
 
+/**
+ * Whether any key was ever stored, live or not. Once one was, the server keeps asking for keys: revoking or
+ * expiring the last key must lock it, never open it to everyone.
+ */
+export function hasStoredKeys(db: TeamDb): boolean {
+  return db.get("SELECT 1 AS stored FROM api_keys LIMIT 1") !== undefined;
+}
+
 /** Revokes a key by id, or by the name of a live key. Returns the revoked key; undefined when none matched. */
 export function revokeKey(db: TeamDb, idOrName: string, now = Date.now()): StoredKey | undefined {
   return db.transaction(() => {

@@ -5,7 +5,7 @@
  */
 import type { Engine } from "../engine/engine-types.js";
 import type { KeyVerifier, Principal, ServerFeatures } from "../server/context.js";
-import { hasLiveKeys } from "./key-store.js";
+import { hasLiveKeys, hasStoredKeys } from "./key-store.js";
 import { StoredKeyVerifier } from "./key-verifier.js";
 import { toRateLimitHeaders } from "./rate-limit-headers.js";
 import { RateLimiter } from "./rate-limiter.js";
@@ -49,6 +49,8 @@ export interface TeamFeatures extends ServerFeatures {
    * started without --api-key should pass `keys` only when this is true (else a fresh install refuses everyone).
    */
   hasLiveKeys(): boolean;
+  /** Whether any key was ever stored (revoked and expired ones count): from then on stored keys are enforced. */
+  hasStoredKeys(): boolean;
   /** The engine whose queue and cache figures /metrics reports, when it was still loading at creation. */
   attachEngine(engine: Engine): void;
   /** Reports how long a model took to load (kiln_model_load_seconds). */
@@ -100,6 +102,7 @@ export function createTeamFeatures(options: TeamFeaturesOptions): TeamFeatures {
     },
     attachEngine,
     hasLiveKeys: () => hasLiveKeys(db, clock()),
+    hasStoredKeys: () => hasStoredKeys(db),
     metricsText: () => metrics.text(),
     metricsContentType: metrics.registry.contentType,
     observeModelLoad: (model, milliseconds) => metrics.observeModelLoad(model, milliseconds / 1000),

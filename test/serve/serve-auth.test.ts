@@ -1,8 +1,8 @@
 /**
  * `kiln serve` as a process with its team features: stored keys from `kiln keys create` are enforced as soon as
- * one exists (no restart) and no longer once none is live; --no-auth never enforces; request logs are JSON
- * lines without the key; /metrics answers without a key. The served model is a remote one whose replica is down,
- * so nothing loads: these checks only list models.
+ * one exists (no restart), and a key revoked by another process is refused from the next request, even the last
+ * one; --no-auth never enforces; request logs are JSON lines without the key. The served model is a remote one
+ * whose replica is down, so nothing loads: these checks only list models.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { makeModelHome, runKilnCli, spawnServe, type ServeProcess } from "../helpers/spawn-serve.js";
@@ -29,7 +29,7 @@ async function createKey(home: string, name: string): Promise<string> {
 }
 
 describe("kiln serve auth with stored keys", () => {
-  it("enforces a key created while it runs, and stops enforcing once it is revoked", async () => {
+  it("enforces a key created while it runs, and refuses it from the next request once another process revokes it", async () => {
     serve = await spawnServe(["--model", REMOTE, "--log-level", "info"]);
     const running = serve;
     expect(running.stderr()).toMatch(/auth: off until a key is created/);
@@ -42,17 +42,19 @@ describe("kiln serve auth with stored keys", () => {
 
     const revoked = await runKilnCli(running.home, ["keys", "revoke", "alice"]);
     expect(revoked.code, revoked.stderr).toBe(0);
-    expect(await listStatus(running.url, key)).toBe(200);
-    expect(await listStatus(running.url)).toBe(200);
+    expect(await listStatus(running.url, key)).toBe(401);
+    expect(await listStatus(running.url)).toBe(401);
 
-    const metrics = await fetch(`${running.url}/metrics`);
+    const other = await createKey(running.home, "alice");
+    expect(await listStatus(running.url, other)).toBe(200);
+    const metrics = await fetch(`${running.url}/metrics`, { headers: { authorization: `Bearer ${other}` } });
     expect(metrics.status).toBe(200);
     const text = await metrics.text();
-    expect(text).toMatch(/^kiln_requests_total\{route="\/v1\/models",status="401",model="[^"]*"\} 2$/m);
+    expect(text).toMatch(/^kiln_requests_total\{route="\/v1\/models",status="401",model="[^"]*"\} 4$/m);
     expect(text).toMatch(/^kiln_model_load_seconds\{model="far"\} [\d.e+-]+$/m);
 
     const logged = running.stderr().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(logged.filter((entry) => entry.route === "/v1/models").map((entry) => entry.status)).toEqual([200, 401, 401, 200, 200, 200]);
+    expect(logged.filter((entry) => entry.route === "/v1/models").map((entry) => entry.status)).toEqual([200, 401, 401, 200, 401, 401, 200]);
     expect(logged.find((entry) => entry.status === 200 && String(entry.keyId).startsWith("key_"))).toBeDefined();
     expect(running.stderr()).not.toContain(key);
   });

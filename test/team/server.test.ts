@@ -65,9 +65,11 @@ async function statusOf(call: Promise<unknown>): Promise<number> {
   }
 }
 
-/** GET /metrics over HTTP, without a key (like /health). */
-async function scrapeMetrics(): Promise<string> {
-  const response = await fetch(`${server.url}/metrics`);
+/** GET /metrics over HTTP: it needs a key, like the API (/health does not). */
+async function scrapeMetrics(key: string): Promise<string> {
+  expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+  expect((await fetch(`${server.url}/health`)).status).toBe(200);
+  const response = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${key}` } });
   expect(response.status).toBe(200);
   expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
   return response.text();
@@ -138,7 +140,7 @@ describe("stored keys on a running server", () => {
 describe("usage, metrics and logs", () => {
   it("records usage rows and metrics that match the requests made, and logs them without the key", async () => {
     const key = await createKey("--name", "metered");
-    const before = await scrapeMetrics();
+    const before = await scrapeMetrics(key);
     expect((await fetch(`${server.url}/no/such/path-${Date.now()}`)).status).toBe(404);
     const totals = { input: 0, cached: 0, output: 0 };
     let streamsWithText = 0;
@@ -167,7 +169,7 @@ describe("usage, metrics and logs", () => {
       db.close();
     }
 
-    const after = await scrapeMetrics();
+    const after = await scrapeMetrics(key);
     const delta = (name: string, labels?: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
     expect(delta("kiln_requests_total", { route: "/v1/messages", status: "200", model: TEST_MODEL })).toBe(2);
     expect(delta("kiln_tokens_total", { model: TEST_MODEL, kind: "input" })).toBe(totals.input);

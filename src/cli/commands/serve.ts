@@ -171,18 +171,19 @@ async function serve(flags: ServeFlags): Promise<void> {
     return;
   }
   features.attachEngine(ready);
-  printReady(server.url, ready, settings, features.hasLiveKeys(), log);
+  printReady(server.url, ready, settings, features.hasStoredKeys(), log);
   await stop;
   await shutDown(server, features, ready, settings.drainTimeout, log);
 }
 
 /**
- * The features the HTTP core sees. Stored keys are enforced whenever one is live (checked per request, so a key
- * created while the server runs counts at once); never with --no-auth.
+ * The features the HTTP core sees. Stored keys are enforced as soon as one exists (checked per request, so a key
+ * created while the server runs counts at once) and stay enforced when all are revoked or expired, so revoking
+ * the last key locks the server rather than opening it; never with --no-auth.
  */
 function serverFeatures(features: TeamFeatures, settings: ServeSettings): ServerFeatures {
   if (!settings.auth) return { ...features, keys: undefined };
-  return { ...features, keysEnforced: () => features.hasLiveKeys() };
+  return { ...features, keysEnforced: () => features.hasStoredKeys() };
 }
 
 async function shutDown(server: ListeningServer, features: TeamFeatures, engine: Engine, drainSeconds: number, log: (line: string) => void): Promise<void> {
@@ -219,7 +220,8 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
     const name = `model ${model.id}${i === 0 ? " (default)" : ""}${model.aliases.length ? ` (also ${model.aliases.join(", ")})` : ""}`;
     if (model.backend === "remote") {
       const replicas = Array.isArray(details.replicas) ? (details.replicas as { url: string }[]).map((r) => r.url) : [];
-      log(`${name}: remote, context ${model.contextSize} tokens, replicas ${replicas.join(", ")}`);
+      const upstream = details.upstreamModel !== model.id ? `, upstream model ${String(details.upstreamModel)}${details.upstreamModelPicked ? " (the only model the upstream serves)" : ""}` : "";
+      log(`${name}: remote, context ${model.contextSize} tokens${upstream}, replicas ${replicas.join(", ")}`);
       continue;
     }
     const parallel = typeof details.parallel === "number" ? ` × ${details.parallel} parallel` : "";

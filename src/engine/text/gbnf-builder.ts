@@ -3,6 +3,7 @@
  * GBNF rules. Whitespace between tokens is at most one space or newline and strings exclude raw control
  * characters, so a small model cannot wander off in padding. Unknown keywords are ignored.
  */
+import { EngineError } from "../errors.js";
 
 type Schema = Record<string, unknown>;
 
@@ -98,9 +99,10 @@ export class GbnfBuilder {
     const known = this.refs.get(key);
     if (known) return known;
     const path = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref);
-    const target = path ? (this.document[path[1]!] as Schema | undefined)?.[decodePointer(path[2]!)] : ref === "#" ? this.document : undefined;
+    const defName = path ? decodePointer(path[2]!, ref) : undefined;
+    const target = path ? (this.document[path[1]!] as Schema | undefined)?.[defName!] : ref === "#" ? this.document : undefined;
     // Reserve the name first: recursive schemas refer to themselves.
-    const name = this.reserveName(path ? decodePointer(path[2]!) : "ref");
+    const name = this.reserveName(defName ?? "ref");
     this.refs.set(key, name);
     this.rules.set(name, this.visit(target, `${name}-body`));
     return name;
@@ -182,8 +184,13 @@ function mergeAllOf(schema: Schema): Schema {
   return merged;
 }
 
-function decodePointer(segment: string): string {
-  return decodeURIComponent(segment).replace(/~1/g, "/").replace(/~0/g, "~");
+/** A JSON-pointer segment of a `$ref`; a malformed percent-escape is the client's error, not ours. */
+function decodePointer(segment: string, ref: string): string {
+  try {
+    return decodeURIComponent(segment).replace(/~1/g, "/").replace(/~0/g, "~");
+  } catch {
+    throw new EngineError("invalid_request", `$ref "${ref}" is not a valid JSON pointer (malformed percent-escape)`, { param: "$ref" });
+  }
 }
 
 function toCount(value: unknown): number | undefined {

@@ -12,6 +12,16 @@ export function jsonSchemaToGbnf(schema: Record<string, unknown>): string {
   return builder.toGrammar(builder.addSchema(schema, "root-value"));
 }
 
+/** Runs `build`, prefixing a schema error with where the schema came from (`tools[get_weather].input_schema`). */
+function inSchema<T>(where: string, param: string, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof EngineError) || error.code !== "invalid_request") throw error;
+    throw new EngineError("invalid_request", `${where}: ${error.message}`, { ...error.details, param });
+  }
+}
+
 /**
  * For `required` (any offered tool) or `tool` (that one): exactly one call in the format of tool-prompt.ts,
  * `<tool_call>\n{"name": "<name>", "arguments": <object valid for its input schema>}\n</tool_call>`.
@@ -26,7 +36,7 @@ export function toolCallGrammar(tools: ToolSpec[], choice: ToolChoice): string |
   }
   const builder = new GbnfBuilder();
   const calls = allowed.map((tool) => {
-    const args = builder.addSchema(tool.inputSchema, `${tool.name}-arguments`);
+    const args = inSchema(`tools[${tool.name}].input_schema`, "tools", () => builder.addSchema(tool.inputSchema, `${tool.name}-arguments`));
     const head = toGbnfLiteral(`<tool_call>\n{"name": ${JSON.stringify(tool.name)}, "arguments": `);
     return builder.addRule(`${tool.name}-call`, `${head} ${args === "value" ? "object" : args} ${toGbnfLiteral("}\n</tool_call>")}`);
   });
@@ -36,6 +46,6 @@ export function toolCallGrammar(tools: ToolSpec[], choice: ToolChoice): string |
 /** `json`: any JSON object; `json-schema`: JSON valid against the schema; `text`: no grammar. */
 export function responseFormatGrammar(format: ResponseFormat): string | undefined {
   if (format.type === "json") return jsonSchemaToGbnf({ type: "object" });
-  if (format.type === "json-schema") return jsonSchemaToGbnf(format.schema);
+  if (format.type === "json-schema") return inSchema("response_format.schema", "response_format", () => jsonSchemaToGbnf(format.schema));
   return undefined;
 }

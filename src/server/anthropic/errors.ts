@@ -22,6 +22,8 @@ const TABLE: Record<EngineErrorCode, [number, AnthropicErrorType]> = {
   permission: [403, "permission_error"],
   not_found: [404, "not_found_error"],
   request_too_large: [413, "request_too_large"],
+  unsupported_media_type: [415, "invalid_request_error"],
+  headers_too_large: [431, "invalid_request_error"],
   rate_limited: [429, "rate_limit_error"],
   // 499: the client closed the request; nobody reads this answer, the status only shows up in logs.
   aborted: [499, "api_error"],

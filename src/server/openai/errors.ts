@@ -27,6 +27,8 @@ const TABLE: Record<EngineErrorCode, TableRow> = {
   rate_limited: { status: 429, type: "requests", code: "rate_limit_exceeded", retryable: true },
   overloaded: { status: 503, type: "server_error", code: "server_is_overloaded", retryable: true },
   request_too_large: { status: 413, type: "invalid_request_error", code: "request_too_large", retryable: false },
+  unsupported_media_type: { status: 415, type: "invalid_request_error", code: "unsupported_media_type", retryable: false },
+  headers_too_large: { status: 431, type: "invalid_request_error", code: "request_header_fields_too_large", retryable: false },
   aborted: { status: 499, type: "invalid_request_error", code: "request_aborted", retryable: false },
   backend_failure: { status: 500, type: "server_error", code: null, retryable: true },
   internal: { status: 500, type: "server_error", code: null, retryable: false },

@@ -15,7 +15,10 @@ import { describeFetchError } from "./fetch-error.js";
 export interface RemoteModelSpec {
   id: string;
   aliases?: string[];
-  /** The model name the upstream expects (defaults to `id`). */
+  /**
+   * The model name the upstream expects. When omitted: `id` if the upstream serves it, else the upstream's model
+   * when it serves exactly one (reported as `details.upstreamModelPicked`), else `id`.
+   */
   upstreamModel?: string;
   replicas: ReplicaSpec[];
   /** Context window; read from the upstream's /models when omitted. */
@@ -30,20 +33,24 @@ export interface RemoteModelSpec {
 /** Creates the model and learns its context window from the first replica that answers. */
 export async function createRemoteModel(spec: RemoteModelSpec): Promise<LoadedModel> {
   const pool = new ReplicaPool(spec.replicas, { maxConcurrency: spec.maxConcurrency ?? 8, healthIntervalMs: spec.healthIntervalMs ?? 5000, healthTimeoutMs: 2000 });
-  const upstreamModel = spec.upstreamModel ?? spec.id;
-  const contextSize = spec.contextSize ?? (await discoverContextSize(spec.replicas, upstreamModel)) ?? 8192;
+  const listed = spec.contextSize !== undefined && spec.upstreamModel !== undefined ? [] : await listUpstreamModels(spec.replicas);
+  const only = listed.length === 1 ? listed[0]!.id : undefined;
+  const picked = spec.upstreamModel === undefined && only !== undefined && only !== spec.id;
+  const upstreamModel = spec.upstreamModel ?? (picked ? only! : spec.id);
+  const item = listed.find((model) => model.id === upstreamModel) ?? listed[0];
+  const contextSize = spec.contextSize ?? contextSizeOf(item) ?? 8192;
   pool.startHealthChecks();
-  return new RemoteModel(spec, pool, upstreamModel, contextSize);
+  return new RemoteModel(spec, pool, upstreamModel, picked, contextSize);
 }
 
 class RemoteModel implements LoadedModel {
   readonly info: ModelInfo;
 
-  constructor(private readonly spec: RemoteModelSpec, private readonly pool: ReplicaPool, private readonly upstreamModel: string, contextSize: number) {
+  constructor(private readonly spec: RemoteModelSpec, private readonly pool: ReplicaPool, private readonly upstreamModel: string, picked: boolean, contextSize: number) {
     this.info = {
       id: spec.id, aliases: spec.aliases ?? [], backend: "remote", contextSize, created: Math.floor(Date.now() / 1000), ownedBy: "kiln", fim: false,
       // replica states are read live, so /v1/models and `kiln ps` show the current health
-      details: { upstreamModel, get replicas() { return pool.states(); } },
+      details: { upstreamModel, upstreamModelPicked: picked, get replicas() { return pool.states(); } },
     };
   }
 
@@ -135,21 +142,28 @@ class RemoteModel implements LoadedModel {
   }
 }
 
-/** Reads the context window from an upstream's /models (vLLM max_model_len, llama.cpp meta.n_ctx, kiln context_window…). */
-async function discoverContextSize(replicas: ReplicaSpec[], upstreamModel: string): Promise<number | undefined> {
+/** One entry of an upstream's `/models` list. */
+type UpstreamModel = Record<string, any> & { id: string };
+
+/** The models of the first replica whose `/models` answers (none when no replica answers). */
+async function listUpstreamModels(replicas: ReplicaSpec[]): Promise<UpstreamModel[]> {
   for (const replica of replicas) {
     try {
       const response = await fetch(`${replica.url.replace(/\/+$/, "")}/models`, {
         headers: replica.apiKey ? { authorization: `Bearer ${replica.apiKey}` } : {}, signal: AbortSignal.timeout(3000),
       });
       if (!response.ok) continue;
-      const list = (await response.json()) as { data?: Array<Record<string, any>> };
-      const item = list.data?.find((model) => model.id === upstreamModel) ?? list.data?.[0];
-      const size = item?.max_model_len ?? item?.context_length ?? item?.context_window ?? item?.max_input_tokens ?? item?.meta?.n_ctx;
-      if (typeof size === "number") return size;
+      const list = (await response.json()) as { data?: unknown };
+      if (Array.isArray(list.data)) return list.data.filter((model): model is UpstreamModel => typeof model?.id === "string");
     } catch {
       // an unreachable replica is handled by the health check; try the next one
     }
   }
-  return undefined;
+  return [];
+}
+
+/** The context window an upstream lists for a model (vLLM max_model_len, llama.cpp meta.n_ctx, kiln context_window…). */
+function contextSizeOf(model: UpstreamModel | undefined): number | undefined {
+  const size = model?.max_model_len ?? model?.context_length ?? model?.context_window ?? model?.max_input_tokens ?? model?.meta?.n_ctx;
+  return typeof size === "number" ? size : undefined;
 }

@@ -12,6 +12,8 @@ export async function fromUpstreamResponse(response: Response, url: string): Pro
     return new EngineError("invalid_request", message, overflow ? { upstreamCode: "context_length_exceeded" } : {});
   }
   if (status === 413) return new EngineError("request_too_large", message);
+  // Mostly a model the upstream does not serve (a name that differs from kiln's): the client's not-found, never a 500.
+  if (status === 404) return new EngineError("not_found", `upstream ${url}: ${message}`, { param: "model" });
   if (status === 429) return new EngineError("rate_limited", `upstream rate limit: ${message}`, { retryAfter });
   if (status >= 500) return new EngineError("overloaded", `upstream ${url} failed with ${status}: ${message}`, { retryAfter, upstreamStatus: status });
   return new EngineError("backend_failure", `upstream ${url} refused the request with ${status}: ${message}`, { upstreamStatus: status });
