@@ -33,11 +33,12 @@ export function testThreads(): number {
 
 /**
  * The real coder model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M), or undefined when this machine lacks it (its tests
- * skip, saying so). KILN_TEST_CODER_MODEL overrides; else the store's `qwen2.5-coder-0.5b.gguf`, else /work/models.
+ * skip, saying so). KILN_TEST_CODER_MODEL overrides; else the store's `qwen2.5-coder-0.5b.gguf` (`kiln models pull
+ * qwen2.5-coder-0.5b`).
  */
 export function coderModelPath(): string | undefined {
   const home = process.env.KILN_HOME ?? join(homedir(), ".kiln");
-  const candidates = [process.env.KILN_TEST_CODER_MODEL, join(home, "models", "qwen2.5-coder-0.5b.gguf"), "/work/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"];
+  const candidates = [process.env.KILN_TEST_CODER_MODEL, join(home, "models", "qwen2.5-coder-0.5b.gguf")];
   const path = candidates.find((p) => p && existsSync(p));
   if (!path) console.warn("coder-model tests skipped: set KILN_TEST_CODER_MODEL to Qwen2.5-Coder-0.5B-Instruct Q4_K_M");
   return path;

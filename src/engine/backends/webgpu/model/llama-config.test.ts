@@ -1,4 +1,6 @@
 import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseGgufHeader, readGgufHeader } from "../../../../models/gguf.js";
 import { encodeGguf } from "../../../../models/gguf-write.js";
@@ -8,7 +10,8 @@ import { TINY_VOCABULARY_SIZE, tinyGgufBytes } from "../../../../../test/helpers
 import { readLlamaConfig } from "./llama-config.js";
 
 const coder = coderModelPath();
-const GEMMA = process.env.KILN_TEST_GEMMA_MODEL ?? "/work/models/gemma-3-270m-q4_k_m.gguf";
+/** The real Gemma 3 270M file (`kiln models pull gemma3-270m`), when this machine has it. */
+const GEMMA = process.env.KILN_TEST_GEMMA_MODEL ?? join(process.env.KILN_HOME ?? join(homedir(), ".kiln"), "models", "gemma3-270m.gguf");
 
 describe("readLlamaConfig", () => {
   it("reads the tiny fixture's shape, untied and tied", () => {
