@@ -12,8 +12,8 @@ export async function* observeEvents(ctx: RequestContext, events: AsyncIterable<
       ctx.report?.({ timeToFirstTokenMs: ctx.now() - started });
     }
     if (event.type === "finish") {
-      const { inputTokens, cachedInputTokens, outputTokens } = event.usage;
-      ctx.report?.({ inputTokens, cachedInputTokens, outputTokens });
+      const { inputTokens, cachedInputTokens, cacheTier, outputTokens } = event.usage;
+      ctx.report?.({ inputTokens, cachedInputTokens, cacheTier, outputTokens });
     }
     yield event;
   }

@@ -35,7 +35,7 @@ const BUFFERED_EVENTS = 16;
 export async function* runGeneration(runtime: GenerationRuntime, plan: GenerationPlan, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
   throwIfAborted(signal);
   const grammarState = plan.grammar ? await compileGrammar(runtime, plan.grammar) : undefined;
-  const lease = await runtime.pool.acquire(plan.prompt as Token[]);
+  const lease = await runtime.pool.acquire(plan.prompt as Token[], signal);
   const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS);
   let production = Promise.resolve();
   try {
@@ -58,7 +58,7 @@ async function decodeTokens(
   signal: AbortSignal | undefined,
   out: EventBuffer<GenerationEvent>,
 ): Promise<void> {
-  const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, lease.reusedTokens);
+  const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, lease.reusedTokens, lease.cacheTier);
   out.push(tokens.start());
   const options = toEvaluateOptions(plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState);
   const wantLogprobs = (plan.logprobs ?? 0) > 0;

@@ -1,0 +1,88 @@
+/**
+ * One saved prefix on disk: llama.cpp's sequence state file (`<name>.state`: magic "ggsq", version, token count,
+ * tokens, then the KV cells) and beside it a record (`<name>.json`) written last, holding the cache key, the tokens,
+ * the state file's size and SHA-256. A state is loaded only after the record, the size, the checksum and the tokens
+ * in the state file's own header all agree, so a truncated, corrupt or foreign file is refused before llama.cpp
+ * reads it (it trusts what it reads and may crash on another model's state).
+ */
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { open, readFile, rm, stat } from "node:fs/promises";
+import { isDeepStrictEqual } from "node:util";
+import type { PrefixCacheKey } from "./prefix-cache-key.js";
+
+/** The record of one state file (`<name>.json`). */
+export interface PrefixRecord {
+  version: 1;
+  key: PrefixCacheKey;
+  /** The tokens the state holds, in order: what a prompt's prefix is compared with. */
+  tokens: number[];
+  /** Size of the state file in bytes. */
+  bytes: number;
+  sha256: string;
+  /** ISO time of the save. */
+  savedAt: string;
+}
+
+/** llama.cpp's LLAMA_STATE_SEQ_MAGIC ("ggsq") as it reads little-endian. */
+const STATE_MAGIC = 0x67677371;
+
+export const statePath = (base: string) => `${base}.state`;
+export const recordPath = (base: string) => `${base}.json`;
+
+/** Reads and shape-checks a record; undefined when missing or malformed. */
+export async function readPrefixRecord(base: string): Promise<PrefixRecord | undefined> {
+  try {
+    const record = JSON.parse(await readFile(recordPath(base), "utf8")) as PrefixRecord;
+    const valid = record.version === 1 && Array.isArray(record.tokens) && record.tokens.length > 0
+      && Number.isInteger(record.bytes) && typeof record.sha256 === "string" && typeof record.key === "object";
+    return valid ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Hex SHA-256 of a file, read in chunks (the event loop stays free). */
+export async function hashFile(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/**
+ * Why a state file must not be loaded for `key`, or undefined when it may: the record's key, the file's size and
+ * checksum, and the token list in the state's header must all match.
+ */
+export async function checkStateFile(base: string, record: PrefixRecord, key: PrefixCacheKey): Promise<string | undefined> {
+  if (!isDeepStrictEqual(record.key, key)) return "it was saved for another model or other context settings";
+  if (record.tokens.length > key.contextSize) return "it holds more tokens than a sequence";
+  const info = await stat(statePath(base)).catch(() => undefined);
+  if (!info) return "its state file is missing";
+  if (info.size !== record.bytes) return `its state file has ${info.size} bytes, ${record.bytes} were saved`;
+  if (!headerMatches(await readHeader(base, record.tokens.length), record.tokens)) return "its state header does not match its record";
+  if ((await hashFile(statePath(base))) !== record.sha256) return "its state file fails the checksum";
+  return undefined;
+}
+
+async function readHeader(base: string, tokenCount: number): Promise<Buffer> {
+  const handle = await open(statePath(base), "r");
+  try {
+    const buffer = Buffer.alloc(12 + 4 * tokenCount);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+function headerMatches(header: Buffer, tokens: number[]): boolean {
+  if (header.length !== 12 + 4 * tokens.length) return false;
+  if (header.readUInt32LE(0) !== STATE_MAGIC || header.readUInt32LE(8) !== tokens.length) return false;
+  return tokens.every((token, i) => header.readUInt32LE(12 + 4 * i) === token);
+}
+
+/** Removes a state file and its record (the record first: a state without a record is never considered). */
+export async function removePrefixFiles(base: string): Promise<void> {
+  await rm(recordPath(base), { force: true });
+  await rm(statePath(base), { force: true });
+}
