@@ -41,10 +41,11 @@ const ConfigFile = v.strictObject({
   queue: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   maxOutputTokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   /** Disk space for saved prompt prefixes: bytes, or a size such as "8G" (0: RAM only). */
-  cacheDisk: v.optional(v.union([
-    v.pipe(v.number(), v.integer(), v.minValue(0)),
-    v.pipe(v.string(), v.check((value) => toBytes(value) !== undefined, "expected a size such as 8G, 500M or 0"), v.transform((value) => toBytes(value)!)),
-  ])),
+  cacheDisk: v.optional(v.pipe(
+    v.union([v.number(), v.string()]),
+    v.transform((value) => (typeof value === "number" ? value : toBytes(value) ?? Number.NaN)),
+    v.check((bytes) => Number.isInteger(bytes) && bytes >= 0, "expected a size such as 8G, 500M or 0, or a number of bytes"),
+  )),
   /** Tokens a sequence must hold, not yet on disk, before it is saved (default 1024). */
   cacheMinTokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   logLevel: v.optional(v.picklist(["debug", "info", "warn", "error"])),

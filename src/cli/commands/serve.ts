@@ -223,9 +223,9 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
   }
   log(`Anthropic base URL: ${url}     (ANTHROPIC_BASE_URL)`);
   log(`OpenAI base URL:    ${url}/v1  (OPENAI_BASE_URL)`);
-  log(describeAuth(settings, storedKeys));
   log(!settings.prefixCache ? "prefix cache: off" : settings.cacheDiskBytes > 0
     ? `prefix cache: RAM and disk (up to ${formatBytes(settings.cacheDiskBytes)} under $KILN_HOME/cache)` : "prefix cache: RAM only");
+  log(describeAuth(settings, storedKeys));
 }
 
 function describeAuth(settings: ServeSettings, storedKeys: boolean): string {
