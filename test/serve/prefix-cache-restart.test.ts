@@ -23,7 +23,9 @@ const notes = Array.from({ length: 12 }, (_, i) => `Note ${i + 1} about kilns: i
 async function ask(url: string) {
   const client = new Anthropic({ baseURL: url, apiKey: "unused", maxRetries: 0 });
   return client.messages.create({
-    model: "smollm2-135m", max_tokens: 8, temperature: 0,
+    model: "smollm2-135m", max_tokens: 8,
+    // SDK 1.x dropped `temperature` from its types; kiln honours it (greedy, so both answers must agree).
+    ...({ temperature: 0 } as object),
     messages: [{ role: "user", content: `${notes} In one sentence, what are these notes about?` }],
   });
 }
