@@ -1,5 +1,6 @@
 /** Turns a benchmark result object into the committed Markdown report (and README table). */
 import { round } from "./stats.js";
+import { renderRestartSection } from "./restart-phase.js";
 
 const fmt = (v, d = 1) => (v === null || v === undefined || !Number.isFinite(v) ? "–" : String(round(v, d)));
 
@@ -63,7 +64,7 @@ function agentSection(r) {
   return table(["turn", "prompt tokens", ...sides.map((s) => `${s} TTFT ms`)], rows);
 }
 
-function interleavedSection(r) {
+export function interleavedSection(r) {
   const sides = Object.keys(r.interleaved ?? {});
   if (sides.length === 0) return "(not run)";
   const n = r.interleaved[sides[0]].length;
@@ -130,6 +131,7 @@ export function renderReport(r) {
     "",
     interleavedSection(r),
     "",
+    ...renderRestartSection(r.restart),
     "## Roofline",
     "",
     rooflineSection(r),
