@@ -33,7 +33,9 @@ async function main() {
   result.restart = await runRestartPhases(settings, llamaCpp, restartWords, log);
   if (process.env.BENCH_SKIP_INTERLEAVED !== "1") {
     const p = settings.interleavedSequences;
-    const servers = [Object.assign(await startKiln(settings, { parallel: p }), { label: "kiln" })];
+    // kiln with the disk tier, kiln with RAM only (as before it), llama-server; each idles while another runs.
+    const servers = [Object.assign(await startKiln(settings, { parallel: p }), { label: "kiln" }),
+      Object.assign(await startKiln(settings, { parallel: p, extraArgs: ["--cache-disk", "0"] }), { label: "kiln (RAM only)" })];
     if (llamaCpp) servers.push(Object.assign(await startLlamaServer(settings, llamaCpp, { parallel: p }), { label: "llama-server" }));
     try {
       result.cpuVariants = Object.fromEntries(await Promise.all(servers.map(async (s) => [s.label, await readLoadedCpuVariant(s.pid)])));
