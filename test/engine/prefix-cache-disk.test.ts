@@ -3,7 +3,7 @@
  * the same greedy output as a cold run; truncated, corrupt and foreign files are removed and never loaded; the disk
  * budget drops the least recently used states; a prefill abandoned by its client is reused by the retry.
  */
-import { appendFile, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -148,6 +148,20 @@ describe("the prefix cache's disk tier", () => {
     expect(startOf(latest)).toMatchObject({ cachedInputTokens: startOf(latest).inputTokens - 1, cacheTier: "disk" });
     const oldest = await runOnce(dir, longRequest("topic A"), bounded);
     expect(startOf(oldest).cachedInputTokens).toBeLessThan(startOf(oldest).inputTokens / 2);
+  });
+
+  it("removes a state file whose record never came (a crash between the writes) once it is a minute old", async () => {
+    const dir = join(home, "orphans");
+    await (await openEngine(dir)).close();
+    const [folder] = await readdir(dir);
+    const old = join(dir, folder!, "old.state");
+    const fresh = join(dir, folder!, "fresh.state");
+    await writeFile(old, "x");
+    await writeFile(fresh, "x");
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await utimes(old, twoMinutesAgo, twoMinutesAgo);
+    await (await openEngine(dir)).close();
+    expect(await readdir(join(dir, folder!))).toEqual(["fresh.state"]);
   });
 
   it("turns off with the prefix cache", async () => {

@@ -5,7 +5,7 @@
  * answer: the request then evaluates its prompt as if nothing were cached.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readdir, rename, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { LlamaContextSequence } from "node-llama-cpp";
 import { enforceDiskBudget } from "./prefix-disk-budget.js";
@@ -27,6 +27,7 @@ export interface PrefixDiskSettings {
 type PrefixDiskOptions = Required<PrefixDiskSettings>;
 
 export const DEFAULT_DISK_MIN_TOKENS = 1024;
+const ORPHAN_AGE_MS = 60_000;
 
 /** A saved prefix known to this process. */
 interface DiskEntry { base: string; tokens: number[]; bytes: number }
@@ -130,9 +131,15 @@ export class PrefixDiskCache {
     for (const name of names.filter((n) => n.endsWith(".json"))) {
       const base = join(this.folder, name.slice(0, -".json".length));
       const record = await readPrefixRecord(base);
-      const problem = !record ? "its record is unreadable" : nameOfKey(record.key) !== nameOfKey(this.key) ? "it was saved for another model or other context settings" : undefined;
-      if (problem || !record) await this.forget(base, problem ?? "");
+      if (!record) await this.forget(base, "its record is unreadable");
+      else if (nameOfKey(record.key) !== nameOfKey(this.key)) await this.forget(base, "it was saved for another model or other context settings");
       else this.entries.set(base, { base, tokens: record.tokens, bytes: record.bytes });
+    }
+    // A state whose record never came (a crash between the two writes); a minute leaves another process time to finish.
+    for (const name of names.filter((n) => n.endsWith(".state") && !names.includes(`${n.slice(0, -".state".length)}.json`))) {
+      const path = join(this.folder, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info && Date.now() - info.mtimeMs > ORPHAN_AGE_MS) await rm(path, { force: true });
     }
   }
 
