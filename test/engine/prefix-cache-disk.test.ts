@@ -148,7 +148,7 @@ describe("the prefix cache's disk tier", () => {
     expect(startOf(latest)).toMatchObject({ cachedInputTokens: startOf(latest).inputTokens - 1, cacheTier: "disk" });
     const oldest = await runOnce(dir, longRequest("topic A"), bounded);
     expect(startOf(oldest).cachedInputTokens).toBeLessThan(startOf(oldest).inputTokens / 2);
-  });
+  }, 600_000);
 
   it("removes a state file whose record never came (a crash between the writes) once it is a minute old", async () => {
     const dir = join(home, "orphans");

@@ -181,9 +181,14 @@ export class SlotPool {
     slot.target = undefined;
     slot.lastUsed = ++this.clock;
     slot.pendingSave ||= this.worthSaving(slot);
-    this.waiting.shift()?.();
+    this.wakeAll();
     // After the woken request has taken its slot: a save holds the whole context, so it waits for an idle one.
     if (slot.pendingSave) setImmediate(() => { this.flushing = this.flushing.then(() => this.saveIdle(false)); });
+  }
+
+  /** Every waiter looks again (few wait: the engine admits at most one request per sequence). */
+  private wakeAll(): void {
+    for (const wake of this.waiting.splice(0)) wake();
   }
 
   /** A sequence holding at least minTokens tokens that no saved state has. */
@@ -204,7 +209,7 @@ export class SlotPool {
         if (this.worthSaving(slot)) await this.options.disk?.save(slot.sequence);
       } finally {
         slot.busy = false;
-        this.waiting.shift()?.();
+        this.wakeAll();
       }
     }
   }
