@@ -164,6 +164,24 @@ describe("the prefix cache's disk tier", () => {
     expect(await readdir(join(dir, folder!))).toEqual(["fresh.state"]);
   });
 
+  it("answers normally when a save cannot be written (as on a full disk), with a warning", async () => {
+    const dir = join(home, "unwritable");
+    const engine = await openEngine(dir);
+    try {
+      // The model's folder becomes a plain file: every write into it fails.
+      const [folder] = await readdir(dir);
+      await rm(join(dir, folder!), { recursive: true });
+      await writeFile(join(dir, folder!), "");
+      warnings.length = 0;
+      const events = await readEvents(engine.generate(longRequest("full disks")));
+      expect(finishOf(events).reason).not.toBe("error");
+      expect(textOf(events).length).toBeGreaterThan(0);
+    } finally {
+      await engine.close();
+    }
+    expect(warnings.some((w) => w.includes("could not save"))).toBe(true);
+  });
+
   it("turns off with the prefix cache", async () => {
     const dir = join(home, "off");
     const events = await runOnce(dir, longRequest("kilns"), { prefixCache: false });

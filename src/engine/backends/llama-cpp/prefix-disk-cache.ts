@@ -89,13 +89,17 @@ export class PrefixDiskCache {
       await rename(`${recordPath(base)}.partial-${process.pid}`, recordPath(base));
       this.entries.set(base, { base, tokens, bytes: fileSize });
     } catch (error) {
-      await rm(partial, { force: true });
+      await rm(partial, { force: true }).catch(() => undefined);
       await removePrefixFiles(base);
       this.options.warn(`prefix cache: could not save ${tokens.length} tokens to ${base}: ${messageOf(error)}`);
       return false;
     }
     await this.removeExtendedBy(base, tokens);
-    for (const removed of await enforceDiskBudget(this.options.dir, this.options.maxBytes)) this.entries.delete(removed);
+    const removed = await enforceDiskBudget(this.options.dir, this.options.maxBytes).catch((error: unknown) => {
+      this.options.warn(`prefix cache: could not enforce the disk budget: ${messageOf(error)}`);
+      return [];
+    });
+    for (const gone of removed) this.entries.delete(gone);
     return this.entries.has(base);
   }
 

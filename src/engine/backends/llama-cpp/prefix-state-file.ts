@@ -56,12 +56,15 @@ export async function hashFile(path: string): Promise<string> {
 export async function checkStateFile(base: string, record: PrefixRecord, key: PrefixCacheKey): Promise<string | undefined> {
   if (!isDeepStrictEqual(record.key, key)) return "it was saved for another model or other context settings";
   if (record.tokens.length > key.contextSize) return "it holds more tokens than a sequence";
-  const info = await stat(statePath(base)).catch(() => undefined);
-  if (!info) return "its state file is missing";
-  if (info.size !== record.bytes) return `its state file has ${info.size} bytes, ${record.bytes} were saved`;
-  if (!headerMatches(await readHeader(base, record.tokens.length), record.tokens)) return "its state header does not match its record";
-  if ((await hashFile(statePath(base))) !== record.sha256) return "its state file fails the checksum";
-  return undefined;
+  try {
+    const info = await stat(statePath(base));
+    if (info.size !== record.bytes) return `its state file has ${info.size} bytes, ${record.bytes} were saved`;
+    if (!headerMatches(await readHeader(base, record.tokens.length), record.tokens)) return "its state header does not match its record";
+    if ((await hashFile(statePath(base))) !== record.sha256) return "its state file fails the checksum";
+    return undefined;
+  } catch (error) {
+    return `its state file cannot be read (${error instanceof Error ? error.message : String(error)})`;
+  }
 }
 
 async function readHeader(base: string, tokenCount: number): Promise<Buffer> {
@@ -81,8 +84,11 @@ function headerMatches(header: Buffer, tokens: number[]): boolean {
   return tokens.every((token, i) => header.readUInt32LE(12 + 4 * i) === token);
 }
 
-/** Removes a state file and its record (the record first: a state without a record is never considered). */
+/**
+ * Removes a state file and its record (the record first: a state without a record is never considered). Best
+ * effort: a folder that cannot be written any more must not fail a request or a shutdown.
+ */
 export async function removePrefixFiles(base: string): Promise<void> {
-  await rm(recordPath(base), { force: true });
-  await rm(statePath(base), { force: true });
+  await rm(recordPath(base), { force: true }).catch(() => undefined);
+  await rm(statePath(base), { force: true }).catch(() => undefined);
 }
