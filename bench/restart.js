@@ -12,8 +12,8 @@ import { llamaCppDir } from "./lib/llama-cpp-build.js";
 import { describeMachine } from "./lib/machine.js";
 import { loadDirect } from "./lib/direct.js";
 import { fitSystemWords, runInterleaved } from "./lib/phases.js";
-import { renderRestartSection, runRestartPhases } from "./lib/restart-phase.js";
-import { interleavedSection } from "./lib/report.js";
+import { runRestartPhases } from "./lib/restart-phase.js";
+import { renderRestartReport } from "./lib/report.js";
 import { readLoadedCpuVariant } from "./lib/processes.js";
 import { startKiln, startLlamaServer } from "./lib/servers.js";
 
@@ -44,11 +44,11 @@ async function main() {
       await Promise.all(servers.map((s) => s.stop()));
     }
   }
-  result.loadAverageAtEnd = loadavg();
+  result.loadAverageAtEnd = loadavg().map((v) => Math.round(v * 100) / 100);
   mkdirSync(dir, { recursive: true });
   const base = join(dir, `${result.date.slice(0, 10)}-${result.machine.host}-restart`);
   writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(`${base}.md`, [...renderRestartSection(result.restart), "## Two conversations alternating on one sequence", "", interleavedSection(result), ""].join("\n"));
+  writeFileSync(`${base}.md`, renderRestartReport(result));
   log(`wrote ${base}.json and .md`);
 }
 

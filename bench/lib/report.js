@@ -64,7 +64,19 @@ function agentSection(r) {
   return table(["turn", "prompt tokens", ...sides.map((s) => `${s} TTFT ms`)], rows);
 }
 
-export function interleavedSection(r) {
+/** The report of `npm run bench:restart`: the machine, the restart phase and the interleaved conversations. */
+export function renderRestartReport(r) {
+  const variants = Object.entries(r.cpuVariants ?? {}).map(([side, v]) => `${side} ${v ?? "unknown"}`).join(", ");
+  return [
+    `# kiln restart benchmark — ${r.date} on ${r.machine.host}`, "", machineSection(r),
+    `CPU variants loaded: ${variants || "see the JSON"}.`, "",
+    ...renderRestartSection(r.restart),
+    `## Two conversations alternating on ${r.settings.interleavedSequences} sequence`, "", interleavedSection(r), "",
+    ...(r.notes?.length ? ["## Notes", "", ...r.notes.map((n) => `- ${n}`), ""] : []),
+  ].join("\n");
+}
+
+function interleavedSection(r) {
   const sides = Object.keys(r.interleaved ?? {});
   if (sides.length === 0) return "(not run)";
   const n = r.interleaved[sides[0]].length;
