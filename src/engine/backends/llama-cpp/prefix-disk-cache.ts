@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { LlamaContextSequence } from "node-llama-cpp";
 import { enforceDiskBudget } from "./prefix-disk-budget.js";
 import { nameOfKey, type PrefixCacheKey } from "./prefix-cache-key.js";
-import { checkStateFile, hashFile, readPrefixRecord, recordPath, removePrefixFiles, statePath, type PrefixRecord } from "./prefix-state-file.js";
+import { checkStateFile, checksumFile, readPrefixRecord, recordPath, removePrefixFiles, statePath, type PrefixRecord } from "./prefix-state-file.js";
 
 /** Settings of the disk tier. */
 export interface PrefixDiskSettings {
@@ -82,7 +82,7 @@ export class PrefixDiskCache {
     const partial = `${statePath(base)}.partial-${process.pid}`;
     try {
       const { fileSize } = await sequence.saveStateToFile(partial);
-      const record: PrefixRecord = { version: 1, key: this.key, tokens, bytes: fileSize, sha256: await hashFile(partial), savedAt: new Date().toISOString() };
+      const record: PrefixRecord = { version: 1, key: this.key, tokens, bytes: fileSize, crc32: await checksumFile(partial), savedAt: new Date().toISOString() };
       await rename(partial, statePath(base));
       // The record is written last: a state file without one is never loaded.
       await writeFile(`${recordPath(base)}.partial-${process.pid}`, JSON.stringify(record));

@@ -1,14 +1,14 @@
 /**
  * One saved prefix on disk: llama.cpp's sequence state file (`<name>.state`: magic "ggsq", version, token count,
  * tokens, then the KV cells) and beside it a record (`<name>.json`) written last, holding the cache key, the tokens,
- * the state file's size and SHA-256. A state is loaded only after the record, the size, the checksum and the tokens
+ * the state file's size and CRC-32. A state is loaded only after the record, the size, the checksum and the tokens
  * in the state file's own header all agree, so a truncated, corrupt or foreign file is refused before llama.cpp
  * reads it (it trusts what it reads and may crash on another model's state).
  */
-import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open, readFile, rm, stat } from "node:fs/promises";
 import { isDeepStrictEqual } from "node:util";
+import { crc32 } from "node:zlib";
 import type { PrefixCacheKey } from "./prefix-cache-key.js";
 
 /** The record of one state file (`<name>.json`). */
@@ -19,7 +19,8 @@ export interface PrefixRecord {
   tokens: number[];
   /** Size of the state file in bytes. */
   bytes: number;
-  sha256: string;
+  /** CRC-32 of the state file: catches truncation and corruption at a fraction of SHA-256's cost on large states. */
+  crc32: number;
   /** ISO time of the save. */
   savedAt: string;
 }
@@ -35,18 +36,18 @@ export async function readPrefixRecord(base: string): Promise<PrefixRecord | und
   try {
     const record = JSON.parse(await readFile(recordPath(base), "utf8")) as PrefixRecord;
     const valid = record.version === 1 && Array.isArray(record.tokens) && record.tokens.length > 0
-      && Number.isInteger(record.bytes) && typeof record.sha256 === "string" && typeof record.key === "object";
+      && Number.isInteger(record.bytes) && Number.isInteger(record.crc32) && typeof record.key === "object";
     return valid ? record : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Hex SHA-256 of a file, read in chunks (the event loop stays free). */
-export async function hashFile(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-  return hash.digest("hex");
+/** CRC-32 of a file, read in chunks (the event loop stays free). */
+export async function checksumFile(path: string): Promise<number> {
+  let crc = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) crc = crc32(chunk as Buffer, crc);
+  return crc;
 }
 
 /**
@@ -60,7 +61,7 @@ export async function checkStateFile(base: string, record: PrefixRecord, key: Pr
     const info = await stat(statePath(base));
     if (info.size !== record.bytes) return `its state file has ${info.size} bytes, ${record.bytes} were saved`;
     if (!headerMatches(await readHeader(base, record.tokens.length), record.tokens)) return "its state header does not match its record";
-    if ((await hashFile(statePath(base))) !== record.sha256) return "its state file fails the checksum";
+    if ((await checksumFile(statePath(base))) !== record.crc32) return "its state file fails the checksum";
     return undefined;
   } catch (error) {
     return `its state file cannot be read (${error instanceof Error ? error.message : String(error)})`;
