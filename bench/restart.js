@@ -46,7 +46,8 @@ async function main() {
   }
   result.loadAverageAtEnd = loadavg().map((v) => Math.round(v * 100) / 100);
   mkdirSync(dir, { recursive: true });
-  const base = join(dir, `${result.date.slice(0, 10)}-${result.machine.host}-restart`);
+  const tag = process.env.BENCH_TAG ? `-${process.env.BENCH_TAG.replace(/[^\w.-]/g, "")}` : "";
+  const base = join(dir, `${result.date.slice(0, 10)}-${result.machine.host}-restart${tag}`);
   writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(`${base}.md`, renderRestartReport(result));
   log(`wrote ${base}.json and .md`);

@@ -117,6 +117,7 @@ export async function runRestartPhases(settings, llamaCpp, systemWords, log) {
 export function renderRestartSection(results) {
   if (!results?.length) return [];
   const lines = ["## Restart: a Claude-Code-shaped session across a server restart", "",
+    "Each server has one sequence; the system prompt and tools are the same in both sessions, the first question differs.", "",
     "| model | side | prompt tokens | cold first turn TTFT ms | second turn (RAM) ms | first turn after restart ms | cached after restart | after restart ÷ cold |",
     "|---|---|---:|---:|---:|---:|---:|---:|"];
   for (const r of results) {
