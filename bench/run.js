@@ -14,25 +14,15 @@ import { loadDirect } from "./lib/direct.js";
 import { ensureLlamaCpp } from "./lib/llama-cpp-build.js";
 import { describeMachine } from "./lib/machine.js";
 import { runLongPrompts } from "./lib/long-prompts.js";
-import { runAgentTraces, runInterleaved, runSingleStream, runSweep } from "./lib/phases.js";
+import { fitSystemWords, runAgentTraces, runInterleaved, runSingleStream, runSweep } from "./lib/phases.js";
 import { computeRatios } from "./lib/ratios.js";
 import { renderReport } from "./lib/report.js";
+import { runRestartPhases } from "./lib/restart-phase.js";
 import { startKiln, startLlamaServer } from "./lib/servers.js";
 
 const WORK_DIR = fileURLToPath(new URL("./.work/", import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 const log = (line) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
-
-/** Words of system-prompt prose that make the agent system prompt about `target` tokens. */
-function fitSystemWords(direct, target) {
-  let words = 600;
-  for (let i = 0; i < 6; i++) {
-    const n = direct.model.tokenize(agentSystemPrompt(words)).length;
-    if (Math.abs(n - target) < 20) break;
-    words = Math.max(10, Math.round(words + (target - n) * 0.7));
-  }
-  return words;
-}
 
 /** Starts a server, or records why it could not start and returns undefined (the run goes on without it). */
 async function tryStart(label, start, notes) {
@@ -127,6 +117,9 @@ async function runCorePhases(settings, direct, result, startPeer, notes, systemW
         await tryStart("llama-server", () => startPeer({ parallel: p }), notes)].filter(Boolean);
       result.interleaved = await runInterleaved(settings, servers, systemWords, log);
     }
+    await stopAll(servers);
+    servers = [];
+    if (!isOverBudget(settings)) result.restart = await runRestartPhases(settings, result.llamaCpp, fitSystemWords(direct, settings.restartPromptTokens), log);
   } finally {
     await stopAll(servers);
   }

@@ -36,6 +36,8 @@ export function readSettings(env = process.env) {
     noCacheTurns: env.BENCH_NO_CACHE_TURNS?.split(",").map(Number),
     /** Turns of each of the two interleaved conversations. */
     interleavedTurns: Number(env.BENCH_INTERLEAVED_TURNS ?? (quick ? 2 : 10)),
+    /** Tokens of the restart phase's system prompt and tools (the default model's tokenizer). */
+    restartPromptTokens: Number(env.BENCH_RESTART_TOKENS ?? (quick ? 1500 : 4000)),
     /** Sequences the two interleaved agent conversations share (fewer than conversations). */
     interleavedSequences: 1,
     /** Phases to run: "core" (single stream, sweep, agent traces, interleaved) and "long" (long prompts). */

@@ -4,7 +4,7 @@
  */
 import { runAgentTrace, runInterleavedTraces } from "./agent-trace.js";
 import { measureGeneration, measurePromptRate, renderChatMl } from "./direct.js";
-import { fitToTokens, generationPrompt } from "./prompts.js";
+import { agentSystemPrompt, fitToTokens, generationPrompt } from "./prompts.js";
 import { isOverBudget } from "./config.js";
 import { median } from "./stats.js";
 import { measureHttpGeneration, measureHttpPrompt, runSweepLevel } from "./workloads.js";
@@ -15,6 +15,17 @@ const SYSTEM = "You are a helpful assistant.";
 export function sizedUserText(direct, seed, target) {
   const overhead = direct.model.tokenize(renderChatMl([{ role: "system", content: SYSTEM }, { role: "user", content: "" }]), true).length;
   return fitToTokens(seed, target - overhead, (text) => direct.model.tokenize(text).length);
+}
+
+/** Words of system-prompt prose that make the agent system prompt about `target` tokens. */
+export function fitSystemWords(direct, target) {
+  let words = 600;
+  for (let i = 0; i < 6; i++) {
+    const n = direct.model.tokenize(agentSystemPrompt(words)).length;
+    if (Math.abs(n - target) < 20) break;
+    words = Math.max(10, Math.round(words + (target - n) * 0.7));
+  }
+  return words;
 }
 
 /** Single stream on every side: prompt processing (~512 tokens) and generation. */

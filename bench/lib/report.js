@@ -1,5 +1,6 @@
 /** Turns a benchmark result object into the committed Markdown report (and README table). */
 import { round } from "./stats.js";
+import { renderRestartSection } from "./restart-phase.js";
 
 const fmt = (v, d = 1) => (v === null || v === undefined || !Number.isFinite(v) ? "–" : String(round(v, d)));
 
@@ -61,6 +62,18 @@ function agentSection(r) {
       return t ? `${fmt(t.ttftMs, 0)}${t.cachedTokens !== undefined ? ` (${t.cachedTokens} cached)` : ""}` : "–";
     })]);
   return table(["turn", "prompt tokens", ...sides.map((s) => `${s} TTFT ms`)], rows);
+}
+
+/** The report of `npm run bench:restart`: the machine, the restart phase and the interleaved conversations. */
+export function renderRestartReport(r) {
+  const variants = Object.entries(r.cpuVariants ?? {}).map(([side, v]) => `${side} ${v ?? "unknown"}`).join(", ");
+  return [
+    `# kiln restart benchmark — ${r.date} on ${r.machine.host}`, "", machineSection(r),
+    `CPU variants loaded: ${variants || "see the JSON"}.`, "",
+    ...renderRestartSection(r.restart),
+    `## Two conversations alternating on ${r.settings.interleavedSequences} sequence`, "", interleavedSection(r), "",
+    ...(r.notes?.length ? ["## Notes", "", ...r.notes.map((n) => `- ${n}`), ""] : []),
+  ].join("\n");
 }
 
 function interleavedSection(r) {
@@ -169,6 +182,7 @@ function coreSections(r) {
     "",
     interleavedSection(r),
     "",
+    ...renderRestartSection(r.restart),
     "## Roofline",
     "",
     rooflineSection(r),

@@ -38,6 +38,22 @@ export function parseNumberIn(min: number, max: number, integer = false): (value
   };
 }
 
+const SIZE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
+
+/** Bytes of a size such as `8G`, `500MiB`, `1.5gb` or `1048576` (binary units); undefined when malformed. */
+export function toBytes(value: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(value);
+  if (!match) return undefined;
+  return Math.round(Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!);
+}
+
+/** A commander value parser for a size in bytes (`8G`, `500M`, `0`). */
+export function parseSize(value: string): number {
+  const bytes = toBytes(value);
+  if (bytes === undefined) throw new InvalidArgumentError("expected a size such as 8G, 500M or 0");
+  return bytes;
+}
+
 /** A commander value parser for a repeatable flag: collects every value in order. */
 export function collectValues(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

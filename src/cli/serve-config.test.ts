@@ -61,6 +61,8 @@ describe("readConfigFile", () => {
     expect(() => readConfigFile(writeConfig({ models: [{ name: "m", backend: "openai", upstreams: ["not a url"] }] }))).toThrow(/models\.0/);
     expect(() => readConfigFile(writeConfig({ prot: 1 }))).toThrow(/prot/);
     expect(() => readConfigFile(writeConfig("{oops"))).toThrow(/must be JSON|cannot read/);
+    expect(() => readConfigFile(writeConfig({ cacheDisk: "lots" }))).toThrow(/cacheDisk: expected a size/);
+    expect(() => readConfigFile(writeConfig({ cacheMinTokens: 0 }))).toThrow(/cacheMinTokens/);
     expect(() => readConfigFile(writeConfig({ models: [{ name: "m", backend: "openai", upstreams: ["http://a/v1"], apiKeyEnv: "NOPE" }] }), {})).toThrow(/NOPE is not set/);
   });
 });

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
+import { toBytes } from "./options.js";
 import { UsageError } from "./report-error.js";
 
 const RemoteModel = v.strictObject({
@@ -39,6 +40,14 @@ const ConfigFile = v.strictObject({
   backend: v.optional(v.picklist(["llama-cpp", "webgpu"])),
   queue: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   maxOutputTokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  /** Disk space for saved prompt prefixes: bytes, or a size such as "8G" (0: RAM only). */
+  cacheDisk: v.optional(v.pipe(
+    v.union([v.number(), v.string()]),
+    v.transform((value) => (typeof value === "number" ? value : toBytes(value) ?? Number.NaN)),
+    v.check((bytes) => Number.isInteger(bytes) && bytes >= 0, "expected a size such as 8G, 500M or 0, or a number of bytes"),
+  )),
+  /** Tokens a sequence must hold, not yet on disk, before it is saved (default 1024). */
+  cacheMinTokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   logLevel: v.optional(v.picklist(["debug", "info", "warn", "error"])),
   models: v.optional(v.array(v.union([RemoteModel, LocalModel]))),
 });

@@ -2,8 +2,9 @@
  * The engine of `kiln serve`: local declarations resolve through the model store (pulling when needed), remote
  * ones become replica pools of OpenAI-compatible upstreams.
  */
+import { join } from "node:path";
 import type { RemoteModelSpec } from "../engine/backends/remote/remote-model.js";
-import type { Engine, ModelDeclaration as EngineModel } from "../engine/index.js";
+import type { Engine, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
 import type { ModelDeclaration } from "./serve-config.js";
 
 /** What the engine needs from `kiln serve`'s merged settings. */
@@ -15,6 +16,9 @@ export interface ServeEngineSettings {
   threads?: number;
   backend?: "llama-cpp" | "webgpu";
   prefixCache: boolean;
+  /** Disk budget of the prefix cache (0: RAM only). */
+  cacheDiskBytes: number;
+  cacheMinTokens?: number;
   logLevel: string;
 }
 
@@ -40,10 +44,17 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     remoteModels,
     parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads, backend: settings.backend,
     prefixCache: settings.prefixCache,
+    prefixCacheDisk: settings.prefixCache && settings.cacheDiskBytes > 0 ? await diskTier(settings, hooks) : undefined,
     onModelLoad: hooks.onModelLoad,
     // debug: show where each prompt stopped matching the cache (why a request re-evaluated its prefix).
     onPrefixDivergence: settings.logLevel === "debug" ? (model, info) => hooks.log(`prefix cache ${model}: ${JSON.stringify(info)}`) : undefined,
   });
+}
+
+/** The disk tier under `$KILN_HOME/cache/prefix`; its warnings go to the server log. */
+async function diskTier(settings: ServeEngineSettings, hooks: ServeEngineHooks): Promise<PrefixDiskSettings> {
+  const { kilnHome } = await import("../models/index.js");
+  return { dir: join(kilnHome(), "cache", "prefix"), maxBytes: settings.cacheDiskBytes, minTokens: settings.cacheMinTokens, warn: (message) => hooks.log(`kiln: ${message}`) };
 }
 
 async function resolveLocal(declaration: Extract<ModelDeclaration, { kind: "local" }>): Promise<EngineModel> {

@@ -31,6 +31,13 @@ export interface GenerateOptions {
   signal?: AbortSignal;
 }
 
+/** The prefix cache's disk tier as /metrics shows it. */
+export interface PrefixCacheStats {
+  /** Bytes of this model's saved states. */
+  diskBytes: number;
+  diskFiles: number;
+}
+
 /** A model ready to serve. `generate`/`complete` throw (reject on first `next()`) for errors before `start`. */
 export interface LoadedModel {
   readonly info: ModelInfo;
@@ -40,5 +47,7 @@ export interface LoadedModel {
   countTokens(request: ChatRequest): Promise<number>;
   /** Number of requests this model can decode at once (its slots). */
   readonly parallel: number;
+  /** The disk tier's figures, for backends that have one. */
+  cacheStats?(): PrefixCacheStats;
   dispose(): Promise<void>;
 }

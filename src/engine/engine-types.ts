@@ -10,6 +10,9 @@ export interface EngineStats {
   /** Prompt tokens reused from the prefix cache / all prompt tokens, since start. */
   cachedPromptTokens: number;
   promptTokens: number;
+  /** Bytes and files of the prefix cache's disk tier (every local model's saved states). */
+  prefixCacheDiskBytes: number;
+  prefixCacheDiskFiles: number;
 }
 
 export interface Engine {

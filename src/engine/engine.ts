@@ -12,6 +12,7 @@ import { newId, type IdFactory } from "../lib/ids.js";
 import { openLlamaCppBackend } from "./backends/llama-cpp/llama-cpp-backend.js";
 import type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
 import type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";
+import type { PrefixDiskSettings } from "./backends/llama-cpp/prefix-disk-cache.js";
 import { Scheduler } from "./scheduler.js";
 import { createRemoteModel, type RemoteModelSpec } from "./backends/remote/remote-model.js";
 import { createScriptedModel, type ScriptedModelSpec } from "./backends/scripted/scripted-model.js";
@@ -42,6 +43,8 @@ export interface EngineOptions {
   prefixCache?: boolean;
   /** Prompt tokens the WebGPU backend evaluates together (default 64; 1: token by token, a benchmark baseline). */
   promptBatch?: number;
+  /** Save long prefixes under this folder too, so they outlive eviction and restarts (llama.cpp models). */
+  prefixCacheDisk?: PrefixDiskSettings;
   /** "auto" (default): a GPU when one works, else the CPU; false: CPU only. */
   gpu?: GpuChoice;
   /** Tool-call ids (injectable for golden files). */
@@ -101,6 +104,7 @@ async function openLocalBackends(options: EngineOptions, names: Set<LocalBackend
       ctxSize: options.ctxSize,
       threads: options.threads ?? availableParallelism(),
       prefixCache: options.prefixCache,
+      prefixCacheDisk: options.prefixCacheDisk,
       ids: options.ids,
       onPrefixDivergence: options.onPrefixDivergence,
     }));
@@ -130,12 +134,21 @@ function assembleEngine(backends: LocalBackend[], served: Served[]): Engine {
       queueDepth: served.reduce((sum, { scheduler }) => sum + scheduler.queueDepth, 0),
       activeSequences: served.reduce((sum, { scheduler }) => sum + scheduler.activeCount, 0),
       ...totals,
+      ...sumCacheStats(served),
     }),
     close: async () => {
       for (const { scheduler } of served) scheduler.close();
       await Promise.all(served.map(({ model }) => model.dispose()));
       await Promise.all(backends.map((backend) => backend.dispose()));
     },
+  };
+}
+
+function sumCacheStats(served: Served[]): Pick<EngineStats, "prefixCacheDiskBytes" | "prefixCacheDiskFiles"> {
+  const stats = served.map(({ model }) => model.cacheStats?.());
+  return {
+    prefixCacheDiskBytes: stats.reduce((sum, s) => sum + (s?.diskBytes ?? 0), 0),
+    prefixCacheDiskFiles: stats.reduce((sum, s) => sum + (s?.diskFiles ?? 0), 0),
   };
 }
 

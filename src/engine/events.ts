@@ -8,8 +8,14 @@ import type { EngineError } from "./errors.js";
 /** Why generation ended. Each surface maps these in one function. */
 export type FinishReason = "stop" | "stop-sequence" | "length" | "tool-calls" | "aborted" | "error";
 
-/** Real token counts. `inputTokens` counts the whole rendered prompt, `cachedInputTokens` the reused prefix of it. */
-export interface Usage { inputTokens: number; cachedInputTokens: number; outputTokens: number }
+/** Where a reused prefix came from: a sequence still holding it, or a state saved on disk. */
+export type CacheTier = "ram" | "disk";
+
+/**
+ * Real token counts. `inputTokens` counts the whole rendered prompt, `cachedInputTokens` the reused prefix of it,
+ * `cacheTier` where that prefix came from (absent when nothing was reused or the backend does not say).
+ */
+export interface Usage { inputTokens: number; cachedInputTokens: number; outputTokens: number; cacheTier?: CacheTier }
 
 /** Top alternatives at one generated position (only when requested). */
 export interface TokenLogprob { token: string; logprob: number; top: Array<{ token: string; logprob: number }> }
@@ -22,7 +28,7 @@ export interface PromptEcho { text: string; logprobs?: PromptTokenLogprob[] }
 
 export type GenerationEvent =
   /** First event. `model` is the resolved model id; `inputTokens`/`cachedInputTokens` are known before decoding. */
-  | { type: "start"; model: string; inputTokens: number; cachedInputTokens: number; echo?: PromptEcho }
+  | { type: "start"; model: string; inputTokens: number; cachedInputTokens: number; cacheTier?: CacheTier; echo?: PromptEcho }
   | { type: "text-start"; index: number }
   | { type: "text-delta"; index: number; text: string; logprobs?: TokenLogprob[] }
   | { type: "text-end"; index: number }

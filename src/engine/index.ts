@@ -7,8 +7,9 @@ export { createRemoteModel, type RemoteModelSpec } from "./backends/remote/remot
 export type { ScriptedModelSpec } from "./backends/scripted/scripted-model.js";
 export { createScriptGate, type ScriptGate } from "./backends/scripted/script-gate.js";
 export type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
+export { DEFAULT_DISK_MIN_TOKENS, type PrefixDiskSettings } from "./backends/llama-cpp/prefix-disk-cache.js";
 export { EngineError, toEngineError, contextOverflow, type EngineErrorCode, type EngineErrorDetails } from "./errors.js";
-export type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "./events.js";
+export type { CacheTier, FinishReason, GenerationEvent, TokenLogprob, Usage } from "./events.js";
 export type * from "./messages.js";
 export { collectResult, type ChatResult, type ResultBlock } from "./collect.js";
 export { checkEventSequence } from "./event-invariants.js";

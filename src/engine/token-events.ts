@@ -3,7 +3,7 @@
  * detokenisation, stop sequences, tool-call parsing and blocks (OutputAssembler), the output budget, and the finish
  * event with the reason. The backend only supplies tokens and says when it stopped early (abort).
  */
-import type { FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob, Usage } from "./events.js";
+import type { CacheTier, FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob, Usage } from "./events.js";
 import type { GenerationPlan } from "./generation-plan.js";
 import type { IdFactory } from "../lib/ids.js";
 import { OutputAssembler } from "./text/output-assembler.js";
@@ -20,16 +20,17 @@ export class TokenEvents {
   /** Tokens generated so far (for repetition penalties). */
   readonly output: number[] = [];
 
-  constructor(private readonly plan: GenerationPlan, vocabulary: Pick<Vocabulary, "detokenize">, ids: IdFactory, cachedInputTokens = 0) {
-    this.usage = { inputTokens: plan.prompt.length, cachedInputTokens, outputTokens: 0 };
+  constructor(private readonly plan: GenerationPlan, vocabulary: Pick<Vocabulary, "detokenize">, ids: IdFactory, cachedInputTokens = 0, cacheTier?: CacheTier) {
+    this.usage = { inputTokens: plan.prompt.length, cachedInputTokens, outputTokens: 0, ...(cacheTier ? { cacheTier } : {}) };
     this.assembler = new OutputAssembler({ stop: plan.stop, tools: plan.tools, ids });
     this.decoder = new TokenTextDecoder(vocabulary);
   }
 
   /** The start event; a plan that echoes its prompt carries it, with `promptLogprobs` when those were owed. */
   start(promptLogprobs?: PromptTokenLogprob[]): GenerationEvent {
+    const { inputTokens, cachedInputTokens, cacheTier } = this.usage;
     const echo = this.plan.echo && { text: this.plan.echo.text, ...(promptLogprobs ? { logprobs: promptLogprobs } : {}) };
-    return { type: "start", model: this.plan.modelId, inputTokens: this.usage.inputTokens, cachedInputTokens: this.usage.cachedInputTokens, ...(echo ? { echo } : {}) };
+    return { type: "start", model: this.plan.modelId, inputTokens, cachedInputTokens, ...(cacheTier ? { cacheTier } : {}), ...(echo ? { echo } : {}) };
   }
 
   /** A sampled token (an end-of-generation token is not pushed: the backend finishes with "stop"). */

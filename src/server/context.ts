@@ -3,6 +3,7 @@
  * features (keys, limits, usage, metrics). Protocol routes see only a RequestContext; they never read headers
  * for auth or build ids themselves.
  */
+import type { CacheTier } from "../engine/events.js";
 import type { Engine } from "../engine/engine-types.js";
 import type { IdFactory } from "../lib/ids.js";
 
@@ -68,6 +69,8 @@ export interface ResponseRecord {
   durationMs: number;
   inputTokens?: number;
   cachedInputTokens?: number;
+  /** Where the cached prefix came from: "ram" or "disk". */
+  cacheTier?: CacheTier;
   outputTokens?: number;
   timeToFirstTokenMs?: number;
   stream?: boolean;

@@ -20,6 +20,7 @@ export async function* observeEvents(ctx: RequestContext, events: AsyncIterable<
       totals.inputTokens += event.usage.inputTokens;
       totals.cachedInputTokens += event.usage.cachedInputTokens;
       totals.outputTokens += event.usage.outputTokens;
+      totals.cacheTier ??= event.usage.cacheTier;
       ctx.report?.({ ...totals });
     }
     yield event;

@@ -54,6 +54,7 @@ function toLogEntry(record: ResponseRecord, note: RequestNote | undefined, logBo
     timeToFirstTokenMs: record.timeToFirstTokenMs ?? note?.timeToFirstTokenMs,
     inputTokens: record.inputTokens ?? note?.usage?.inputTokens,
     cachedInputTokens: record.cachedInputTokens ?? note?.usage?.cachedInputTokens,
+    cacheTier: record.cacheTier ?? note?.usage?.cacheTier,
     outputTokens: record.outputTokens ?? note?.usage?.outputTokens,
     error: record.error,
   };
@@ -65,7 +66,7 @@ function formatPretty(now: number, level: LogLevel, entry: Record<string, unknow
   const time = new Date(now).toISOString().slice(11, 19);
   const parts = [time, level.toUpperCase().padEnd(5), entry.method, entry.route, entry.status, entry.model ?? "-", `${entry.durationMs}ms`];
   if (entry.timeToFirstTokenMs !== undefined) parts.push(`ttft ${entry.timeToFirstTokenMs}ms`);
-  if (entry.inputTokens !== undefined) parts.push(`in ${entry.inputTokens} (cached ${entry.cachedInputTokens ?? 0}) out ${entry.outputTokens ?? 0}`);
+  if (entry.inputTokens !== undefined) parts.push(`in ${entry.inputTokens} (cached ${entry.cachedInputTokens ?? 0}${entry.cacheTier ? ` ${entry.cacheTier}` : ""}) out ${entry.outputTokens ?? 0}`);
   parts.push(`key ${entry.keyId}`, String(entry.requestId));
   if (entry.error !== undefined) parts.push(`error ${entry.error}`);
   const bodies = entry.prompt === undefined ? "" : `\n  prompt: ${JSON.stringify(entry.prompt)}\n  output: ${JSON.stringify(entry.output ?? "")}`;

@@ -76,7 +76,8 @@ async function* observeEvents(events: AsyncIterable<GenerationEvent>, context: S
     for await (const event of events) {
       if (event.type === "start") {
         model = event.model;
-        startUsage = { inputTokens: event.inputTokens, cachedInputTokens: event.cachedInputTokens, outputTokens: 0 };
+        const { inputTokens, cachedInputTokens, cacheTier } = event;
+        startUsage = { inputTokens, cachedInputTokens, outputTokens: 0, ...(cacheTier ? { cacheTier } : {}) };
       } else if (event.type === "finish") {
         usage = event.usage;
       } else if (isContentDelta(event)) {

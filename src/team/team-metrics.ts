@@ -23,6 +23,8 @@ export class TeamMetrics {
   private readonly firstToken: Histogram<"model">;
   private readonly interToken: Histogram<"model">;
   private readonly tokens: Counter<"model" | "kind">;
+  private readonly cacheHits: Counter<"model" | "tier">;
+  private readonly cacheTokens: Counter<"model" | "tier">;
   private readonly modelLoad: Gauge<"model">;
 
   constructor() {
@@ -41,6 +43,12 @@ export class TeamMetrics {
     });
     this.tokens = new Counter({
       name: "kiln_tokens_total", help: "Tokens by kind: input (whole prompt), cached (reused prefix, part of input), output", labelNames: ["model", "kind"], registers,
+    });
+    this.cacheHits = new Counter({
+      name: "kiln_prefix_cache_hits_total", help: "Requests that reused a cached prefix, by where it came from (ram, disk)", labelNames: ["model", "tier"], registers,
+    });
+    this.cacheTokens = new Counter({
+      name: "kiln_prefix_cache_tokens_total", help: "Prompt tokens reused from the prefix cache, by tier (ram, disk)", labelNames: ["model", "tier"], registers,
     });
     this.modelLoad = new Gauge({ name: "kiln_model_load_seconds", help: "How long the model took to load", labelNames: ["model"], registers });
     this.addEngineGauges();
@@ -71,6 +79,10 @@ export class TeamMetrics {
     this.tokens.inc({ model: label, kind: "input" }, usage.inputTokens);
     this.tokens.inc({ model: label, kind: "cached" }, usage.cachedInputTokens);
     this.tokens.inc({ model: label, kind: "output" }, usage.outputTokens);
+    if (usage.cacheTier && usage.cachedInputTokens > 0) {
+      this.cacheHits.inc({ model: label, tier: usage.cacheTier });
+      this.cacheTokens.inc({ model: label, tier: usage.cacheTier }, usage.cachedInputTokens);
+    }
   }
 
   observeModelLoad(model: string, seconds: number): void {
@@ -92,6 +104,8 @@ export class TeamMetrics {
     const stats = () => this.engine?.stats();
     new Gauge({ name: "kiln_queue_depth", help: "Requests waiting for a slot", registers, collect() { this.set(stats()?.queueDepth ?? 0); } });
     new Gauge({ name: "kiln_active_sequences", help: "Sequences generating now", registers, collect() { this.set(stats()?.activeSequences ?? 0); } });
+    new Gauge({ name: "kiln_prefix_cache_disk_bytes", help: "Bytes of prefix states saved on disk", registers, collect() { this.set(stats()?.prefixCacheDiskBytes ?? 0); } });
+    new Gauge({ name: "kiln_prefix_cache_disk_files", help: "Prefix states saved on disk", registers, collect() { this.set(stats()?.prefixCacheDiskFiles ?? 0); } });
     new Gauge({
       name: "kiln_prompt_cache_hit_ratio",
       help: "Prompt tokens reused from the prefix cache / all prompt tokens, since start",

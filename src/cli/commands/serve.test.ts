@@ -36,6 +36,13 @@ describe("resolveSettings", () => {
     expect(resolveSettings({ ...noFlags, maxMessages: 5, maxBlocks: 7, maxBody: 2 }, {})).toMatchObject({ inputLimits: { maxMessages: 5, maxBlocks: 7 }, maxBodyBytes: 2 * 1024 * 1024 });
   });
 
+  it("takes the prefix cache's disk budget from --cache-disk, else the file, else 8 GiB", () => {
+    expect(resolveSettings(noFlags, {})).toMatchObject({ cacheDiskBytes: 8 * 1024 ** 3, cacheMinTokens: undefined });
+    const config = writeConfig({ cacheDisk: "512M", cacheMinTokens: 256 });
+    expect(resolveSettings({ ...noFlags, config }, {})).toMatchObject({ cacheDiskBytes: 512 * 1024 ** 2, cacheMinTokens: 256 });
+    expect(resolveSettings({ ...noFlags, config, cacheDisk: 0 }, {})).toMatchObject({ cacheDiskBytes: 0 });
+  });
+
   it("turns auth off with --no-auth or the file's noAuth, dropping every key", () => {
     const config = writeConfig({ noAuth: true, apiKeys: ["file-key"] });
     expect(resolveSettings({ ...noFlags, config }, { KILN_API_KEY: "k" })).toMatchObject({ auth: false, apiKeys: [] });

@@ -7,7 +7,7 @@ import { DEFAULT_BODY_LIMIT } from "../../server/read-json-body.js";
 import type { TeamFeatures } from "../../team/team-features.js";
 import { LOG_LEVELS, type LogLevel } from "../../team/request-logger.js";
 import { UsageError } from "../report-error.js";
-import { backendOption, collectValues, formatFlagErrors, parseNumberIn, type ModelFlags } from "../options.js";
+import { backendOption, collectValues, formatFlagErrors, parseNumberIn, parseSize, type ModelFlags } from "../options.js";
 import { parseModelFlags, readConfigFile, type ConfigFile, type ModelDeclaration } from "../serve-config.js";
 
 /** Flags of `kiln serve`, as commander parses them (file settings fill what the flags leave unset). */
@@ -30,6 +30,8 @@ export interface ServeFlags extends Omit<ModelFlags, "model"> {
   logBodies?: boolean;
   /** False with --no-prefix-cache. */
   prefixCache: boolean;
+  /** Bytes the prefix cache may keep on disk (0: RAM only). */
+  cacheDisk?: number;
   config?: string;
   /** Seconds in-flight requests may take to finish after SIGINT/SIGTERM. */
   drainTimeout: number;
@@ -52,9 +54,14 @@ interface ServeSettings {
   logLevel: LogLevel;
   logBodies: boolean;
   prefixCache: boolean;
+  cacheDiskBytes: number;
+  cacheMinTokens?: number;
   drainTimeout: number;
   models: ModelDeclaration[];
 }
+
+/** The prefix cache's default disk budget. */
+const DEFAULT_CACHE_DISK = 8 * 1024 ** 3;
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
@@ -83,7 +90,8 @@ export function registerServe(program: Command): void {
     .option("--log-level <level>", `${LOG_LEVELS.join(" | ")} (info: one line per request; default info)`, parseLogLevel)
     .option("--log-bodies", "log prompts and outputs with each request (off by default: they may be private)")
     .option("--drain-timeout <seconds>", "on SIGINT/SIGTERM, how long in-flight requests may take to finish", parseNumberIn(0, 86_400, false), 30)
-    .option("--no-prefix-cache", "evaluate every prompt in full instead of reusing cached prefixes (for comparisons)")
+    .option("--no-prefix-cache", "evaluate every prompt in full instead of reusing cached prefixes, in RAM or on disk (for comparisons)")
+    .option("--cache-disk <size>", "disk space for saved prompt prefixes under $KILN_HOME/cache, least recently used dropped first (0 = RAM only; default 8G)", parseSize)
     .addHelpText("after", [
       "",
       "Clients:",
@@ -131,6 +139,8 @@ export function resolveSettings(flags: ServeFlags, env = process.env): ServeSett
     logLevel: flags.logLevel ?? file.logLevel ?? "info",
     logBodies: flags.logBodies ?? false,
     prefixCache: flags.prefixCache,
+    cacheDiskBytes: flags.cacheDisk ?? file.cacheDisk ?? DEFAULT_CACHE_DISK,
+    cacheMinTokens: file.cacheMinTokens,
     drainTimeout: flags.drainTimeout,
     models: flags.model?.length ? parseModelFlags(flags.model) : file.declarations,
   };
@@ -230,6 +240,8 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
   }
   log(`Anthropic base URL: ${url}     (ANTHROPIC_BASE_URL)`);
   log(`OpenAI base URL:    ${url}/v1  (OPENAI_BASE_URL)`);
+  log(!settings.prefixCache ? "prefix cache: off" : settings.cacheDiskBytes > 0
+    ? `prefix cache: RAM and disk (up to ${formatBytes(settings.cacheDiskBytes)} under $KILN_HOME/cache)` : "prefix cache: RAM only");
   log(describeAuth(settings, storedKeys));
 }
 

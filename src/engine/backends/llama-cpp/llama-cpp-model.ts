@@ -4,7 +4,7 @@
  * affinity over those sequences, and the request → token plan translation.
  */
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
-import type { GenerateOptions, LoadedModel, ModelInfo } from "../../backend.js";
+import type { GenerateOptions, LoadedModel, ModelInfo, PrefixCacheStats } from "../../backend.js";
 import { EngineError } from "../../errors.js";
 import type { GenerationEvent } from "../../events.js";
 import { planChat, planCompletion, tokenizeChat, type PlanTarget } from "../../generation-plan.js";
@@ -18,6 +18,8 @@ import { CoreShare } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { loadGgufModel } from "./load-llama.js";
 import { PrefillChunker } from "./prefill-chunks.js";
+import { readPrefixCacheKey } from "./prefix-cache-key.js";
+import { PrefixDiskCache, type PrefixDiskSettings } from "./prefix-disk-cache.js";
 import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { SlotPool, type PrefixDivergence } from "./slot-pool.js";
@@ -37,6 +39,8 @@ export interface LlamaCppModelOptions {
   threads: number;
   /** Reuse cached prompt prefixes across requests (default true). */
   prefixCache?: boolean;
+  /** The prefix cache's disk tier (absent: RAM only; ignored without prefixCache). */
+  prefixCacheDisk?: PrefixDiskSettings;
   /**
    * Keep generating sequences in step so each decode step batches all of them (default true; false: measure what
    * the barrier gains).
@@ -71,7 +75,21 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
   const cpu = options.llama.gpu === false ? useCpuThreads(context, model, options.threads) : undefined;
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, ctxSize);
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading };
-  return new LlamaCppModel(options, model, context, info, ctxSize, cpu?.pool);
+  const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
+  return new LlamaCppModel(options, model, context, info, ctxSize, cpu?.pool, disk);
+}
+
+/** The disk tier when configured; a folder that cannot be used costs a warning and the tier, not the model. */
+async function openDiskTier(options: LlamaCppModelOptions, context: LlamaContext): Promise<PrefixDiskCache | undefined> {
+  const settings = options.prefixCacheDisk;
+  if (!settings) return undefined;
+  try {
+    return await PrefixDiskCache.open(await readPrefixCacheKey(options.path, options.llama, context), settings);
+  } catch (error) {
+    const warn = settings.warn ?? ((message: string) => void process.stderr.write(`kiln: ${message}\n`));
+    warn(`prefix cache: no disk tier for ${options.id} (${error instanceof Error ? error.message : String(error)})`);
+    return undefined;
+  }
 }
 
 /** How a CPU context runs its decode steps, as shown in the model's details. */
@@ -95,6 +113,7 @@ export class LlamaCppModel implements LoadedModel {
   readonly parallel: number;
   private readonly runtime: GenerationRuntime;
   private readonly target: PlanTarget;
+  private readonly pool: SlotPool;
 
   constructor(
     options: LlamaCppModelOptions,
@@ -103,16 +122,19 @@ export class LlamaCppModel implements LoadedModel {
     readonly info: ModelInfo,
     ctxSize: number,
     private readonly threadPool?: AttachedThreadPool,
+    private readonly disk?: PrefixDiskCache,
   ) {
     this.parallel = options.parallel;
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
     const pool = new SlotPool(sequences, {
       prefixCache: options.prefixCache ?? true,
+      disk,
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
     const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier();
     const vocabulary = vocabularyOf(model, options.path);
+    this.pool = pool;
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker: new PrefillChunker() };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }
@@ -129,7 +151,14 @@ export class LlamaCppModel implements LoadedModel {
     return (await tokenizeChat(this.target, request)).length;
   }
 
+  cacheStats(): PrefixCacheStats {
+    const stats = this.disk?.stats;
+    return { diskBytes: stats?.bytes ?? 0, diskFiles: stats?.files ?? 0 };
+  }
+
+  /** Saves what the disk tier still lacks, then frees everything. */
   async dispose(): Promise<void> {
+    await this.pool.flush();
     await this.context.dispose();
     await this.target.vocabulary.close();
     this.threadPool?.release();

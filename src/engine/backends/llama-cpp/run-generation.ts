@@ -39,7 +39,7 @@ const BUFFERED_EVENTS = 16;
 export async function* runGeneration(runtime: GenerationRuntime, plan: GenerationPlan, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
   throwIfAborted(signal);
   const grammarState = plan.grammar ? await compileGrammar(runtime, plan.grammar) : undefined;
-  const lease = await runtime.pool.acquire(plan.prompt as Token[]);
+  const lease = await runtime.pool.acquire(plan.prompt as Token[], signal);
   const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS);
   let production = Promise.resolve();
   try {
@@ -66,7 +66,7 @@ async function decodeTokens(
   const scored = plan.echo?.logprobs ? await scorePrompt(runtime.model, lease.sequence, plan.prompt as Token[], plan.logprobs ?? 0) : undefined;
   // Scoring evaluated the whole prompt but its last token afresh: only that token is left to evaluate.
   const evaluated = scored ? plan.prompt.length - 1 : lease.reusedTokens;
-  const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, scored ? 0 : lease.reusedTokens);
+  const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, scored ? 0 : lease.reusedTokens, scored ? undefined : lease.cacheTier);
   out.push(tokens.start(scored));
   const options = toEvaluateOptions(runtime.model, plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState);
   const top = plan.logprobs;

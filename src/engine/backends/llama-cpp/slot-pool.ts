@@ -5,8 +5,14 @@
  * agent's side request does not evict the main conversation). Remaining ties go to a slot next to busy ones, then to the least recently used: llama.cpp decodes
  * consecutive sequence ids in one pass over the weights and each gap between busy ids costs another pass (see
  * batch-order.ts); the pool takes a fresh context's sequences in order, so slot index and sequence id agree.
+ *
+ * With a disk tier, a prompt whose longest cached prefix is on disk loads that state into the slot first; long
+ * sequences are saved when a request leaves many new tokens in them (once no sequence is generating, since a save
+ * holds the context) and before their tokens are erased for another prompt.
  */
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import type { CacheTier } from "../../events.js";
+import { commonPrefix, type PrefixDiskCache } from "./prefix-disk-cache.js";
 
 /** Where a prompt left the best cached prefix; for the prefix-cache debug log. */
 export interface PrefixDivergence {
@@ -23,6 +29,8 @@ export interface PrefixDivergence {
 export interface SlotPoolOptions {
   /** false: every request starts from an empty sequence (for measuring what the cache saves). */
   prefixCache: boolean;
+  /** The disk tier (only with prefixCache). */
+  disk?: PrefixDiskCache;
   /** Turns tokens into text for the divergence excerpts. */
   detokenize(tokens: Token[]): string;
   /** Called when a prompt does not fully extend the chosen sequence's cached tokens. */
@@ -34,10 +42,25 @@ export interface SlotLease {
   sequence: LlamaContextSequence;
   /** Prompt tokens kept from the cache (at most promptTokens − 1: the last one is always re-evaluated for logits). */
   reusedTokens: number;
+  /** Where the reused tokens came from; undefined when none were reused. */
+  cacheTier?: CacheTier;
   release(): void;
 }
 
-interface Slot { sequence: LlamaContextSequence; busy: boolean; lastUsed: number }
+interface Slot {
+  sequence: LlamaContextSequence;
+  busy: boolean;
+  lastUsed: number;
+  /** The prompt its current request evaluates (what the slot will hold a prefix of). */
+  target?: readonly Token[];
+  /** Its request was aborted: the slot frees soon, holding what was evaluated. */
+  abandoned: boolean;
+  /** Holds enough tokens not on disk to be saved once the context is idle. */
+  pendingSave: boolean;
+}
+
+/** Tokens lost by an erase that are worth rewriting a whole state for: a few dozen of a diverging reply are not. */
+const EVICTION_SHARE = 8;
 
 /** Shared prefix tokens that make a cached sequence worth choosing; below it, the slot that loses least is taken. */
 const MIN_REUSE = 64;
@@ -46,16 +69,20 @@ export class SlotPool {
   private readonly slots: Slot[];
   private readonly waiting: Array<() => void> = [];
   private clock = 0;
+  private flushing = Promise.resolve();
 
   constructor(sequences: LlamaContextSequence[], private readonly options: SlotPoolOptions) {
-    this.slots = sequences.map((sequence) => ({ sequence, busy: false, lastUsed: 0 }));
+    this.slots = sequences.map((sequence) => ({ sequence, busy: false, lastUsed: 0, abandoned: false, pendingSave: false }));
   }
 
   get size(): number { return this.slots.length; }
   get busy(): number { return this.slots.filter((slot) => slot.busy).length; }
 
-  /** Takes the best free sequence for `prompt` (waiting when all are busy) and erases its diverging tail. */
-  async acquire(prompt: Token[]): Promise<SlotLease> {
+  /**
+   * Takes the best free sequence for `prompt` (waiting when all are busy, or when an aborted request's slot is
+   * about to free with a longer prefix) and prepares it: loads a longer prefix from disk, erases the diverging tail.
+   */
+  async acquire(prompt: Token[], signal?: AbortSignal): Promise<SlotLease> {
     let slot = this.pickSlot(prompt);
     while (!slot) {
       await new Promise<void>((resolve) => this.waiting.push(resolve));
@@ -63,13 +90,26 @@ export class SlotPool {
     }
     slot.busy = true;
     slot.lastUsed = ++this.clock;
+    slot.target = prompt;
+    const taken = slot;
+    const abandon = () => { taken.abandoned = true; };
+    signal?.addEventListener("abort", abandon, { once: true });
+    const release = () => {
+      signal?.removeEventListener("abort", abandon);
+      this.release(taken);
+    };
     try {
-      const reusedTokens = await this.trimToPrompt(slot.sequence, prompt);
-      return { sequence: slot.sequence, reusedTokens, release: () => this.release(slot) };
+      return { sequence: slot.sequence, ...(await this.prepare(slot, prompt)), release };
     } catch (error) {
-      this.release(slot);
+      release();
       throw error;
     }
+  }
+
+  /** Saves what is pending (at shutdown; no request runs). */
+  async flush(): Promise<void> {
+    await this.flushing;
+    await this.saveIdle(true);
   }
 
   private pickSlot(prompt: Token[]): Slot | undefined {
@@ -86,21 +126,48 @@ export class SlotPool {
         || (busyNeighbours === best.busyNeighbours && slot.lastUsed < best.slot.lastUsed)))));
       if (better) best = { slot, shared, lost, busyNeighbours };
     }
-    return best?.slot;
+    // A client retrying after its own disconnect finds its abandoned prefill: wait for it rather than start over.
+    const freeing = this.options.prefixCache && this.slots.some((slot) => slot.busy && slot.abandoned && slot.target
+      && commonPrefix(slot.target, prompt) > (best?.shared ?? 0));
+    return freeing ? undefined : best?.slot;
+  }
+
+  private async prepare(slot: Slot, prompt: Token[]): Promise<{ reusedTokens: number; cacheTier?: CacheTier }> {
+    if (!this.options.prefixCache) {
+      await slot.sequence.clearHistory();
+      return { reusedTokens: 0 };
+    }
+    let tier: CacheTier = "ram";
+    const onDisk = this.options.disk?.find(prompt);
+    if (onDisk && onDisk.shared > sharedPrefix(slot.sequence, prompt)) {
+      await this.erase(slot, 0);
+      if (await this.options.disk!.load(onDisk.entry, slot.sequence)) tier = "disk";
+    }
+    const reusedTokens = await this.trimToPrompt(slot, prompt);
+    return reusedTokens > 0 ? { reusedTokens, cacheTier: tier } : { reusedTokens };
   }
 
   /** Keeps the shared prefix (minus the last prompt token, whose logits we need) and erases the rest. */
-  private async trimToPrompt(sequence: LlamaContextSequence, prompt: Token[]): Promise<number> {
-    if (!this.options.prefixCache) {
-      await sequence.clearHistory();
-      return 0;
-    }
-    const shared = sharedPrefix(sequence, prompt);
-    const held = sequence.nextTokenIndex;
-    if (shared < held) this.reportDivergence(sequence, prompt, shared);
+  private async trimToPrompt(slot: Slot, prompt: Token[]): Promise<number> {
+    const shared = sharedPrefix(slot.sequence, prompt);
+    if (shared < slot.sequence.nextTokenIndex) this.reportDivergence(slot.sequence, prompt, shared);
     const keep = Math.min(shared, prompt.length - 1);
-    if (keep < held) await sequence.eraseContextTokenRanges([{ start: keep, end: held }]);
+    await this.erase(slot, keep);
     return keep;
+  }
+
+  /** Erases the slot's tokens from `keep` on, saving them to disk first when that loses many unsaved tokens. */
+  private async erase(slot: Slot, keep: number): Promise<void> {
+    const { sequence } = slot;
+    const held = sequence.nextTokenIndex;
+    if (keep >= held) return;
+    const disk = this.options.disk;
+    if (disk && held >= disk.options.minTokens) {
+      const lost = held - Math.max(keep, disk.covered(sequence.contextTokens));
+      if (lost >= disk.options.minTokens / EVICTION_SHARE) await disk.save(sequence);
+    }
+    slot.pendingSave = false;
+    await sequence.eraseContextTokenRanges([{ start: keep, end: held }]);
   }
 
   private reportDivergence(sequence: LlamaContextSequence, prompt: Token[], position: number): void {
@@ -118,8 +185,41 @@ export class SlotPool {
 
   private release(slot: Slot): void {
     slot.busy = false;
+    slot.abandoned = false;
+    slot.target = undefined;
     slot.lastUsed = ++this.clock;
-    this.waiting.shift()?.();
+    slot.pendingSave ||= this.worthSaving(slot);
+    this.wakeAll();
+    // After the woken request has taken its slot: a save holds the whole context, so it waits for an idle one.
+    if (slot.pendingSave) setImmediate(() => { this.flushing = this.flushing.then(() => this.saveIdle(false)); });
+  }
+
+  /** Every waiter looks again (few wait: the engine admits at most one request per sequence). */
+  private wakeAll(): void {
+    for (const wake of this.waiting.splice(0)) wake();
+  }
+
+  /** A sequence holding at least minTokens tokens that no saved state has. */
+  private worthSaving(slot: Slot): boolean {
+    const disk = this.options.disk;
+    if (!disk || slot.sequence.nextTokenIndex < disk.options.minTokens) return false;
+    return slot.sequence.nextTokenIndex - disk.covered(slot.sequence.contextTokens) >= disk.options.minTokens;
+  }
+
+  /** Saves pending sequences one by one while nothing else runs (or all of them when `force`). */
+  private async saveIdle(force: boolean): Promise<void> {
+    for (const slot of this.slots) {
+      if (!slot.pendingSave || slot.busy) continue;
+      if (!force && (this.busy > 0 || this.waiting.length > 0)) return;
+      slot.busy = true;
+      slot.pendingSave = false;
+      try {
+        if (this.worthSaving(slot)) await this.options.disk?.save(slot.sequence);
+      } finally {
+        slot.busy = false;
+        this.wakeAll();
+      }
+    }
   }
 }
 

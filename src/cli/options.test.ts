@@ -1,0 +1,18 @@
+import { describe, expect, it } from "vitest";
+import { parseSize, toBytes } from "./options.js";
+
+describe("toBytes", () => {
+  it("reads plain bytes and binary units with or without i/B", () => {
+    expect(toBytes("1048576")).toBe(1024 ** 2);
+    expect(toBytes("8G")).toBe(8 * 1024 ** 3);
+    expect(toBytes("500MiB")).toBe(500 * 1024 ** 2);
+    expect(toBytes("1.5gb")).toBe(1.5 * 1024 ** 3);
+    expect(toBytes("64k")).toBe(64 * 1024);
+    expect(toBytes("0")).toBe(0);
+  });
+
+  it("refuses what is not a size", () => {
+    for (const bad of ["", "G", "-1G", "8X", "eight"]) expect(toBytes(bad)).toBeUndefined();
+    expect(() => parseSize("lots")).toThrow(/expected a size/);
+  });
+});

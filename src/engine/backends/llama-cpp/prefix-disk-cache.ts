@@ -1,0 +1,185 @@
+/**
+ * The prefix cache's disk tier for one model: sequence states saved under `<dir>/<key name>/`, found by the longest
+ * common prefix of their tokens with a prompt, loaded into a sequence after validation. Whatever goes wrong with a
+ * file (another model's, truncated, corrupt, a full disk) costs a warning and the file, never a crash or a wrong
+ * answer: the request then evaluates its prompt as if nothing were cached.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { LlamaContextSequence } from "node-llama-cpp";
+import { enforceDiskBudget } from "./prefix-disk-budget.js";
+import { nameOfKey, type PrefixCacheKey } from "./prefix-cache-key.js";
+import { checkStateFile, checksumFile, readPrefixRecord, recordPath, removePrefixFiles, statePath, type PrefixRecord } from "./prefix-state-file.js";
+
+/** Settings of the disk tier. */
+export interface PrefixDiskSettings {
+  /** The cache folder shared by every model (`$KILN_HOME/cache/prefix`). */
+  dir: string;
+  /** Bound on the bytes of every saved state under `dir` together. */
+  maxBytes: number;
+  /** A sequence is saved once it holds at least this many tokens not already on disk (default 1,024). */
+  minTokens?: number;
+  /** Where warnings about unusable files go (default: stderr). */
+  warn?(message: string): void;
+}
+
+type PrefixDiskOptions = Required<PrefixDiskSettings>;
+
+export const DEFAULT_DISK_MIN_TOKENS = 1024;
+const ORPHAN_AGE_MS = 60_000;
+
+/** A saved prefix known to this process. */
+interface DiskEntry { base: string; tokens: number[]; bytes: number }
+
+/** The best saved prefix for a prompt. */
+export interface DiskMatch { entry: DiskEntry; shared: number }
+
+export class PrefixDiskCache {
+  private readonly entries = new Map<string, DiskEntry>();
+
+  private constructor(private readonly folder: string, private readonly key: PrefixCacheKey, readonly options: PrefixDiskOptions) {}
+
+  /** Opens (creating) this key's folder and indexes its records; unreadable or foreign records are removed. */
+  static async open(key: PrefixCacheKey, settings: PrefixDiskSettings): Promise<PrefixDiskCache> {
+    const warn = settings.warn ?? ((message: string) => void process.stderr.write(`kiln: ${message}\n`));
+    const options = { ...settings, minTokens: settings.minTokens ?? DEFAULT_DISK_MIN_TOKENS, warn };
+    const cache = new PrefixDiskCache(join(options.dir, nameOfKey(key)), key, options);
+    await mkdir(cache.folder, { recursive: true });
+    await cache.index();
+    return cache;
+  }
+
+  /** Bytes and files of this model's saved states. */
+  get stats(): { bytes: number; files: number } {
+    let bytes = 0;
+    for (const entry of this.entries.values()) bytes += entry.bytes;
+    return { bytes, files: this.entries.size };
+  }
+
+  /** The saved prefix sharing the most leading tokens with `tokens`. */
+  find(tokens: readonly number[]): DiskMatch | undefined {
+    let best: DiskMatch | undefined;
+    for (const entry of this.entries.values()) {
+      const shared = commonPrefix(entry.tokens, tokens);
+      if (shared > 0 && shared > (best?.shared ?? 0)) best = { entry, shared };
+    }
+    return best;
+  }
+
+  /** How many leading tokens of `tokens` some saved state already holds. */
+  covered(tokens: readonly number[]): number {
+    return this.find(tokens)?.shared ?? 0;
+  }
+
+  /**
+   * Saves the sequence's state (the caller owns the sequence meanwhile); saved states it extends are removed, then
+   * the budget is enforced. False (with a warning) when the write fails, e.g. on a full disk.
+   */
+  async save(sequence: LlamaContextSequence): Promise<boolean> {
+    const tokens = [...sequence.contextTokens] as number[];
+    const base = join(this.folder, createHash("sha256").update(Uint32Array.from(tokens)).digest("hex").slice(0, 32));
+    const partial = `${statePath(base)}.partial-${process.pid}`;
+    try {
+      const { fileSize } = await sequence.saveStateToFile(partial);
+      const record: PrefixRecord = { version: 1, key: this.key, tokens, bytes: fileSize, crc32: await checksumFile(partial), savedAt: new Date().toISOString() };
+      await rename(partial, statePath(base));
+      // The record is written last: a state file without one is never loaded.
+      await writeFile(`${recordPath(base)}.partial-${process.pid}`, JSON.stringify(record));
+      await rename(`${recordPath(base)}.partial-${process.pid}`, recordPath(base));
+      this.entries.set(base, { base, tokens, bytes: fileSize });
+    } catch (error) {
+      await rm(partial, { force: true }).catch(() => undefined);
+      await removePrefixFiles(base);
+      this.options.warn(`prefix cache: could not save ${tokens.length} tokens to ${base}: ${messageOf(error)}`);
+      return false;
+    }
+    await this.removeExtendedBy(base, tokens);
+    const removed = await enforceDiskBudget(this.options.dir, this.options.maxBytes).catch((error: unknown) => {
+      this.options.warn(`prefix cache: could not enforce the disk budget: ${messageOf(error)}`);
+      return [];
+    });
+    for (const gone of removed) this.entries.delete(gone);
+    return this.entries.has(base);
+  }
+
+  /**
+   * Loads a saved state into an empty sequence after checking it; a file that fails a check is removed with a
+   * warning and false is returned (the sequence is left empty).
+   */
+  async load(entry: DiskEntry, sequence: LlamaContextSequence): Promise<boolean> {
+    const record = await readPrefixRecord(entry.base);
+    const problem = record ? await checkStateFile(entry.base, record, this.key) : "its record is missing or unreadable";
+    if (!problem) {
+      try {
+        await sequence.loadStateFromFile(statePath(entry.base), { acceptRisk: true });
+        if (commonPrefix(sequence.contextTokens, entry.tokens) === entry.tokens.length) {
+          const now = new Date();
+          await utimes(recordPath(entry.base), now, now).catch(() => undefined);
+          return true;
+        }
+      } catch (error) {
+        this.options.warn(`prefix cache: llama.cpp could not load ${entry.base}: ${messageOf(error)}`);
+      }
+      if (sequence.nextTokenIndex > 0) await sequence.eraseContextTokenRanges([{ start: 0, end: sequence.nextTokenIndex }]);
+    }
+    await this.forget(entry.base, problem ?? "it did not load");
+    return false;
+  }
+
+  private async index(): Promise<void> {
+    const names = await readdir(this.folder);
+    for (const name of names.filter((n) => n.includes(".partial-") && !isRunning(Number(n.split(".partial-")[1])))) {
+      await rm(join(this.folder, name), { force: true });
+    }
+    for (const name of names.filter((n) => n.endsWith(".json"))) {
+      const base = join(this.folder, name.slice(0, -".json".length));
+      const record = await readPrefixRecord(base);
+      if (!record) await this.forget(base, "its record is unreadable");
+      else if (nameOfKey(record.key) !== nameOfKey(this.key)) await this.forget(base, "it was saved for another model or other context settings");
+      else this.entries.set(base, { base, tokens: record.tokens, bytes: record.bytes });
+    }
+    // A state whose record never came (a crash between the two writes); a minute leaves another process time to finish.
+    for (const name of names.filter((n) => n.endsWith(".state") && !names.includes(`${n.slice(0, -".state".length)}.json`))) {
+      const path = join(this.folder, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info && Date.now() - info.mtimeMs > ORPHAN_AGE_MS) await rm(path, { force: true });
+    }
+  }
+
+  /** Drops saved states whose tokens are a prefix of a newer save: it serves every prompt they would. */
+  private async removeExtendedBy(base: string, tokens: readonly number[]): Promise<void> {
+    for (const entry of [...this.entries.values()]) {
+      if (entry.base === base || commonPrefix(entry.tokens, tokens) < entry.tokens.length) continue;
+      this.entries.delete(entry.base);
+      await removePrefixFiles(entry.base);
+    }
+  }
+
+  private async forget(base: string, why: string): Promise<void> {
+    this.entries.delete(base);
+    await removePrefixFiles(base);
+    this.options.warn(`prefix cache: removed ${base}: ${why}`);
+  }
+}
+
+/** How many leading tokens two lists share. */
+export function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const length = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < length && a[i] === b[i]) i++;
+  return i;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
