@@ -4,8 +4,9 @@
  * response format demands. A backend that cannot enforce grammars says so, and such requests are refused by name.
  */
 import { contextOverflow, EngineError } from "./errors.js";
-import type { ChatRequest, CompletionRequest, SamplingOptions } from "./messages.js";
+import type { ChatRequest, CompletionRequest, SamplingOptions, ToolSpec } from "./messages.js";
 import type { ToolParsing } from "./text/output-assembler.js";
+import { toToolShape } from "./text/tool-call-json.js";
 import { prepareChatPrompt } from "./text/render-prompt.js";
 import { responseFormatGrammar, toolCallGrammar } from "./text/grammar.js";
 import type { PromptPiece } from "./text/control-text.js";
@@ -54,7 +55,7 @@ export async function planChat(target: PlanTarget, request: ChatRequest): Promis
     ...basePlan(target, prompt, request),
     logprobs: request.logprobs,
     grammar,
-    tools: toolsOn ? { names: (request.tools ?? []).map((tool) => tool.name), parallel: "parallel" in choice ? choice.parallel ?? true : true } : undefined,
+    tools: toolsOn ? toToolParsing(request.tools ?? [], "parallel" in choice ? choice.parallel ?? true : true) : undefined,
   };
 }
 
@@ -159,4 +160,9 @@ function rejectImages(target: PlanTarget, request: ChatRequest): void {
     const p = message.parts.findIndex((part) => part.type === "image");
     if (p >= 0) throw new EngineError("invalid_request", `messages.${m}.content.${p}: model ${target.modelId} does not accept images`, { param: `messages.${m}.content.${p}` });
   });
+}
+
+/** The offered tools as the output parser reads them: names, and parameter names from each input schema. */
+function toToolParsing(tools: readonly ToolSpec[], parallel: boolean): ToolParsing {
+  return { names: tools.map((tool) => tool.name), shapes: tools.map((tool) => toToolShape(tool.name, tool.inputSchema)), parallel };
 }

@@ -5,11 +5,15 @@
 import type { GenerationEvent, TokenLogprob } from "../events.js";
 import type { IdFactory } from "../../lib/ids.js";
 import { StopMatcher } from "./stop-matcher.js";
+import type { ToolShape } from "./tool-call-json.js";
 import { ToolCallParser, type ParsedPiece } from "./tool-call-parser.js";
 import { BlockWriter } from "./block-writer.js";
 
-/** Which tools the parser should recognise; `parallel: false` ends generation after the first complete call. */
-export interface ToolParsing { names: string[]; parallel: boolean }
+/**
+ * Which tools the parser should recognise (names, and parameter names for calls misnamed by the model);
+ * `parallel: false` ends generation after the first complete call.
+ */
+export interface ToolParsing { names: string[]; shapes?: ToolShape[]; parallel: boolean }
 
 /** What one push produced, and whether generation must end now. */
 export interface AssemblerStep { events: GenerationEvent[]; done: boolean }
@@ -24,7 +28,7 @@ export class OutputAssembler {
 
   constructor(options: { stop: string[]; tools?: ToolParsing; ids: IdFactory }) {
     this.stops = new StopMatcher(options.stop);
-    this.parser = options.tools && new ToolCallParser({ toolNames: options.tools.names, parallel: options.tools.parallel });
+    this.parser = options.tools && new ToolCallParser({ toolNames: options.tools.names, shapes: options.tools.shapes, parallel: options.tools.parallel });
     this.parallelCalls = options.tools?.parallel ?? true;
     this.writer = new BlockWriter(options.ids);
   }

@@ -39,16 +39,43 @@ export function findObjectEnd(text: string): number {
   return new JsonScanner().feed(text);
 }
 
-/** A tool call read from a JSON object: `{"name": …, "arguments" | "parameters": {…}}` with an offered name. */
-export function parseCallObject(json: string, toolNames: ReadonlySet<string>): { name: string; input: Record<string, unknown> } | undefined {
+/** An offered tool's parameter names, from its input schema: every property, and the required ones. */
+export interface ToolShape { name: string; properties: string[]; required: string[] }
+
+/** The shape of a tool from its JSON schema's top-level `properties` and `required`. */
+export function toToolShape(name: string, schema: Record<string, unknown>): ToolShape {
+  const properties = isRecord(schema.properties) ? Object.keys(schema.properties) : [];
+  const required = Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === "string") : [];
+  return { name, properties, required };
+}
+
+/**
+ * A tool call read from a JSON object: `{"name": …, "arguments" | "parameters": {…}}` naming an offered tool. Small
+ * models sometimes name a call after what it does ("create hello.py") while writing exactly an offered tool's
+ * arguments: such a call is that tool's when it is the only offered tool the arguments fit (see fitsOneTool).
+ */
+export function parseCallObject(json: string, toolNames: ReadonlySet<string>, shapes: readonly ToolShape[] = []): { name: string; input: Record<string, unknown> } | undefined {
   const value = tryParse(json.trim());
-  if (!isRecord(value) || typeof value.name !== "string" || !toolNames.has(value.name)) return undefined;
+  if (!isRecord(value) || typeof value.name !== "string") return undefined;
   const extraKeys = Object.keys(value).filter((key) => !["name", "arguments", "parameters", "id", "type"].includes(key));
   if (extraKeys.length > 0) return undefined;
   // Some models double-encode the arguments as a JSON string.
   const raw = value.arguments ?? value.parameters ?? {};
   const input = typeof raw === "string" ? tryParse(raw) : raw;
-  return isRecord(input) ? { name: value.name, input } : undefined;
+  if (!isRecord(input)) return undefined;
+  const name = toolNames.has(value.name) ? value.name : fitsOneTool(input, shapes);
+  return name === undefined ? undefined : { name, input };
+}
+
+/**
+ * The one offered tool whose parameters the arguments fit: every argument is one of its properties and every
+ * required property is given. None (undefined) when no argument is given, or when no tool or several fit.
+ */
+function fitsOneTool(input: Record<string, unknown>, shapes: readonly ToolShape[]): string | undefined {
+  const keys = Object.keys(input);
+  if (keys.length === 0) return undefined;
+  const fits = shapes.filter((shape) => keys.every((key) => shape.properties.includes(key)) && shape.required.every((key) => key in input));
+  return fits.length === 1 ? fits[0]!.name : undefined;
 }
 
 /**

@@ -115,3 +115,33 @@ describe("ToolCallParser", () => {
     expect(parser.end()).toEqual([{ kind: "text", text: "\n" }]);
   });
 });
+
+describe("ToolCallParser with the offered tools' parameters", () => {
+  // Claude Code's file tools, reduced to their parameter names.
+  const shapes = [
+    { name: "Write", properties: ["file_path", "content"], required: ["file_path", "content"] },
+    { name: "Edit", properties: ["file_path", "old_string", "new_string", "replace_all"], required: ["file_path", "old_string", "new_string"] },
+    { name: "Read", properties: ["file_path", "offset", "limit"], required: ["file_path"] },
+    { name: "Open", properties: ["file_path"], required: ["file_path"] },
+  ];
+  const parseWith = (text: string) => {
+    const parser = new ToolCallParser({ toolNames: shapes.map((shape) => shape.name), shapes });
+    return [...parser.push(text), ...parser.end()];
+  };
+
+  it("takes a misnamed call as the one offered tool its arguments fit (as Qwen2.5-Coder-0.5B wrote it for Claude Code)", () => {
+    const reply = '```json\n{\n  "name": "create hello.py",\n  "arguments": {\n    "file_path": "/tmp/t/hello.py",\n    "content": "print(\'hello\')"\n  }\n}\n```';
+    const pieces = parseWith(reply);
+    expect(pieces.filter((piece) => piece.kind !== "call-delta")).toEqual([
+      { kind: "call-start", name: "Write" },
+      { kind: "call-end", input: { file_path: "/tmp/t/hello.py", content: "print('hello')" } },
+    ]);
+  });
+
+  it("keeps a misnamed call as text when its arguments fit several tools (Read and Open), none, or are empty", () => {
+    for (const args of ['{"file_path": "a.py"}', '{"path": "a.py", "content": "x"}', "{}"]) {
+      const reply = `<tool_call>{"name": "do it", "arguments": ${args}}</tool_call>`;
+      expect(parseWith(reply)).toEqual([{ kind: "text", text: reply }]);
+    }
+  });
+});

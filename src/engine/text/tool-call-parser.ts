@@ -3,7 +3,7 @@
  * tool-prompt.ts (<tool_call>{"name": …, "arguments": …}</tool_call>), plus the variants small models emit: a bare
  * JSON call object, or one in a ```json fence, at the start of the reply or right after another call.
  */
-import { JsonScanner, findObjectEnd, parseCallObject, salvageArguments } from "./tool-call-json.js";
+import { JsonScanner, findObjectEnd, parseCallObject, salvageArguments, type ToolShape } from "./tool-call-json.js";
 
 /** One piece of parsed output, in order. `call-delta` fragments concatenate to the arguments JSON. */
 export type ParsedPiece =
@@ -12,8 +12,11 @@ export type ParsedPiece =
   | { kind: "call-delta"; json: string }
   | { kind: "call-end"; input: unknown };
 
-/** What the parser accepts: the offered tool names; `parallel: false` ends parsing after the first call. */
-export interface ToolCallParserOptions { toolNames: string[]; parallel?: boolean }
+/**
+ * What the parser accepts: the offered tool names (and their parameter names, to recognise a call whose name is
+ * off but whose arguments fit one tool); `parallel: false` ends parsing after the first call.
+ */
+export interface ToolCallParserOptions { toolNames: string[]; shapes?: ToolShape[]; parallel?: boolean }
 
 const OPEN = "<tool_call>";
 const CLOSE = "</tool_call>";
@@ -26,6 +29,7 @@ type Mode = "text" | "head" | "args" | "tail" | "buffered" | "bare" | "done";
 /** Splits streamed model text into text and tool-call pieces; chunks may be split anywhere. */
 export class ToolCallParser {
   private readonly toolNames: ReadonlySet<string>;
+  private readonly shapes: readonly ToolShape[];
   private readonly parallel: boolean;
   private mode: Mode = "text";
   private buffer = "";
@@ -40,6 +44,7 @@ export class ToolCallParser {
 
   constructor(options: ToolCallParserOptions) {
     this.toolNames = new Set(options.toolNames);
+    this.shapes = options.shapes ?? [];
     this.parallel = options.parallel !== false;
   }
 
@@ -182,7 +187,7 @@ export class ToolCallParser {
 
   /** Emits a complete call read from `json`, or `raw` as text when it is not a call of an offered tool. */
   private resolveWhole(json: string, raw: string, rest: string): boolean {
-    const call = parseCallObject(json, this.toolNames);
+    const call = parseCallObject(json, this.toolNames, this.shapes);
     if (!call) {
       this.segmentStart = false;
       this.emitText(raw);
