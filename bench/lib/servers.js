@@ -22,7 +22,9 @@ export async function startKiln(settings, { parallel = settings.parallel, prefix
     name: `kiln (parallel ${parallel}${prefixCache ? "" : ", no prefix cache"})`,
     command: process.execPath, args, env: { KILN_HOME: settings.kilnHome }, port, readyPath: "/health",
   });
-  return { ...server, cpuVariant: await readLoadedCpuVariant(server.pid), model: settings.modelName, extra: {} };
+  // The id kiln serves the model under (a .gguf path is served by its file name), for the requests' `model` field.
+  const listed = await (await fetch(`${server.baseUrl}/v1/models`)).json();
+  return { ...server, cpuVariant: await readLoadedCpuVariant(server.pid), model: listed.data?.[0]?.id ?? settings.modelName, extra: {} };
 }
 
 /**
