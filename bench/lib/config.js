@@ -14,7 +14,8 @@ export function readSettings(env = process.env) {
   return {
     quick,
     kilnHome,
-    modelName: env.BENCH_MODEL ?? "smollm2-135m",
+    /** What kiln is told to serve: BENCH_MODEL, else BENCH_MODEL_PATH (so every side loads the same file). */
+    modelName: env.BENCH_MODEL ?? env.BENCH_MODEL_PATH ?? "smollm2-135m",
     modelPath: env.BENCH_MODEL_PATH ?? join(kilnHome, "models", `${env.BENCH_MODEL ?? "smollm2-135m"}.gguf`),
     threads: Number(env.BENCH_THREADS ?? availableParallelism()),
     /** Context per sequence, in tokens (kiln --ctx-size; llama-server gets ctxPerSequence × parallel, split per slot). */

@@ -82,15 +82,18 @@ async function itlDuringPrefill(settings, server, streamPrompt, longMessages) {
   const times = [];
   let ready;
   const warm = new Promise((resolve) => { ready = resolve; });
+  let ended = false;
   const stream = openStream(server, streamPrompt, settings.itlStreamTokens, controller.signal, (t) => {
     times.push(t);
     if (times.length === settings.itlWarmupTokens) ready();
-  });
+  }).finally(() => { ended = true; });
   await Promise.race([warm, stream]);
   const start = performance.now();
   const long = await streamChat(server.baseUrl, { model: server.model, messages: longMessages, maxTokens: 1, extra: server.extra,
     timeoutMs: settings.longTimeoutMs });
   const end = start + long.ttftMs;
+  // A server that evaluates the whole prompt in one step stalls the stream until then: its next token closes that gap.
+  for (const deadline = performance.now() + 60_000; !ended && !(times.at(-1) > end) && performance.now() < deadline;) await sleep(50);
   controller.abort();
   await stream;
   const gaps = (from, to) => times.slice(1).map((t, i) => [times[i], t]).filter(([a, b]) => b > from && a < to).map(([a, b]) => b - a);

@@ -33,7 +33,9 @@ export async function startKiln(settings, { parallel = settings.parallel, prefix
     await server.stop();
     if (!home) rmSync(kilnHome, { recursive: true, force: true });
   };
-  return { ...server, stop, cpuVariant: await readLoadedCpuVariant(server.pid), model: model.split("=")[0], extra: {} };
+  // The id kiln serves the model under (a .gguf path is served by its file name), for the requests' `model` field.
+  const listed = await (await fetch(`${server.baseUrl}/v1/models`)).json();
+  return { ...server, stop, cpuVariant: await readLoadedCpuVariant(server.pid), model: listed.data?.[0]?.id ?? model.split("=")[0], extra: {} };
 }
 
 /**
