@@ -212,7 +212,9 @@ describe("an abandoned prefill", () => {
 
   it("is saved to disk when long, so a retry after a restart starts from disk", async () => {
     const dir = join(home, "abandoned-disk");
-    const engine = await openEngine(dir);
+    // Aborted at its start, the request evaluates only its first prompt chunk (32 tokens on a fresh model).
+    const small = { prefixCacheDisk: { dir, maxBytes: 1024 ** 3, minTokens: 16, warn: () => {} } };
+    const engine = await openEngine(dir, small);
     try {
       const abort = new AbortController();
       const stream = engine.generate(longRequest("restarts"), { signal: abort.signal });
@@ -222,7 +224,7 @@ describe("an abandoned prefill", () => {
     } finally {
       await engine.close();
     }
-    const retry = await runOnce(dir, longRequest("restarts"));
+    const retry = await runOnce(dir, longRequest("restarts"), small);
     expect(startOf(retry).cachedInputTokens).toBeGreaterThan(0);
     expect(startOf(retry).cacheTier).toBe("disk");
   });

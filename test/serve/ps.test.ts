@@ -39,7 +39,7 @@ const ps = (...args: string[]) => runKilnCli(front.home, ["ps", "--url", front.u
 
 describe("remote models from a config file", () => {
   it("prints each remote model with its replica URLs at start-up", () => {
-    expect(front.stderr()).toContain(`model team (default) (also team-alias): remote, context 1024 tokens, replicas ${upstream.url}/v1`);
+    expect(front.stderr()).toContain(`model team (default) (also team-alias): remote, context 1024 tokens, upstream model smollm2-135m, replicas ${upstream.url}/v1`);
     expect(front.stderr()).toContain(`model down: remote, context 2048 tokens, replicas ${DOWN_URL}`);
   });
 

@@ -41,10 +41,13 @@ export interface Vocabulary {
   close(): Promise<void>;
 }
 
-/** Prompts up to this many characters are tokenized in place (tens of milliseconds at most). */
-const INLINE_PROMPT_CHARS = 64 * 1024;
-/** Conversations up to this many template messages and tools are rendered in place (about 20 ms at most). */
-const INLINE_RENDER_ITEMS = 256;
+/**
+ * Prompts up to this many characters are tokenized in place (a few milliseconds on a quiet machine; kept small so
+ * that on a busy one, where every in-place millisecond stretches, no request holds the event loop for 100 ms).
+ */
+const INLINE_PROMPT_CHARS = 16 * 1024;
+/** Conversations up to this many template messages and tools are rendered in place (a few milliseconds). */
+const INLINE_RENDER_ITEMS = 64;
 /**
  * Work beyond these (seconds of it) goes to a second thread, so an enormous request queues only behind other
  * enormous ones, never in front of an agent's ordinary long prompt.

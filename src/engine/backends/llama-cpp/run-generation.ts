@@ -98,8 +98,8 @@ async function decodeTokens(
 
 /**
  * Evaluates all but the last chunk of `prompt` (nothing for a short prompt), one chunk per decode step, and returns
- * how many tokens it evaluated (fewer when `stopped` turns true: the work stops within one chunk, and what was
- * evaluated stays in the sequence).
+ * how many tokens it evaluated (fewer when `stopped` turns true: the work stops after the chunk in progress, or after
+ * the first, and what was evaluated stays in the sequence).
  */
 async function evaluateChunks(chunker: PrefillChunker, lease: SlotLease, prompt: Token[], pacer: StepPacer, stopped: () => boolean): Promise<number> {
   let done = 0;
@@ -108,7 +108,8 @@ async function evaluateChunks(chunker: PrefillChunker, lease: SlotLease, prompt:
   for (;;) {
     const shared = pacer.othersGenerating;
     const size = chunker.chunkTokens(shared);
-    if (prompt.length - done <= size || stopped()) break;
+    // The first chunk is evaluated even for a client already gone, so its retry finds part of the prompt cached.
+    if (prompt.length - done <= size || (done > 0 && stopped())) break;
     const started = performance.now();
     await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size));
     chunker.record(size, performance.now() - started, shared);

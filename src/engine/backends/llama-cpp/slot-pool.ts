@@ -117,8 +117,9 @@ export class SlotPool {
     for (const [index, slot] of this.slots.entries()) {
       if (slot.busy) continue;
       const common = this.options.prefixCache ? sharedPrefix(slot.sequence, prompt) : 0;
-      // A few shared tokens (a chat template's opening) are no reason to erase another conversation's long prefix.
-      const shared = common >= MIN_REUSE ? common : 0;
+      // A few shared tokens (a chat template's opening) are no reason to erase another conversation's long prefix;
+      // a sequence that holds nothing but a prefix of this prompt loses nothing, so any share of it counts.
+      const shared = common >= MIN_REUSE || (common > 0 && common === slot.sequence.nextTokenIndex) ? common : 0;
       const lost = this.options.prefixCache ? slot.sequence.nextTokenIndex - common : 0;
       const busyNeighbours = Number(this.slots[index - 1]?.busy ?? false) + Number(this.slots[index + 1]?.busy ?? false);
       const better = !best || shared > best.shared || (shared === best.shared && (lost < best.lost
