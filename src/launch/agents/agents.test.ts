@@ -11,9 +11,19 @@ describe("agent setups", () => {
       ANTHROPIC_BASE_URL: TARGET.url, ANTHROPIC_AUTH_TOKEN: "k1",
       ANTHROPIC_MODEL: TARGET.model, ANTHROPIC_DEFAULT_OPUS_MODEL: TARGET.model, ANTHROPIC_DEFAULT_SONNET_MODEL: TARGET.model,
       ANTHROPIC_DEFAULT_HAIKU_MODEL: TARGET.model, ANTHROPIC_SMALL_FAST_MODEL: TARGET.model,
-      CLAUDE_CODE_ATTRIBUTION_HEADER: "0", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", CLAUDE_CODE_AUTO_COMPACT_WINDOW: "32768",
+      CLAUDE_CODE_ATTRIBUTION_HEADER: "0", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", CLAUDE_CODE_AUTO_COMPACT_WINDOW: "100000",
     });
+    // Claude Code compacts at floor(95,904 × pct / 100) tokens: one 4,096-token reply and a margin below 32,768.
+    const threshold = Math.floor(95_904 * Number(setup.env.CLAUDE_AUTOCOMPACT_PCT_OVERRIDE) / 100);
+    expect(threshold).toBeGreaterThan(26_000);
+    expect(threshold + 4096).toBeLessThan(32_768);
     expect(setup.unset).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("Claude Code: a context of 100k or more is its compact window as it is", () => {
+    const setup = findAgent("claude")!.setUp({ ...TARGET, contextSize: 131_072 });
+    expect(setup.env.CLAUDE_CODE_AUTO_COMPACT_WINDOW).toBe("131072");
+    expect(setup.env.CLAUDE_AUTOCOMPACT_PCT_OVERRIDE).toBeUndefined();
   });
 
   it("Codex: a kiln-owned CODEX_HOME whose config.toml makes kiln the provider at {url}/v1", () => {

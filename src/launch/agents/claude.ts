@@ -5,6 +5,11 @@
  */
 import { AGENT_OUTPUT_TOKENS, SLOW_PREFILL_SECONDS, type Agent } from "../agent.js";
 
+/** The smallest auto-compact window Claude Code accepts; smaller values are raised to it (with a warning). */
+const CLAUDE_MIN_COMPACT_WINDOW = 100_000;
+/** Room kept free below the context for the compaction request's own instructions. */
+const COMPACT_MARGIN_TOKENS = 2048;
+
 const TIER_VARIABLES = ["ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL"];
 
 export const claudeAgent: Agent = {
@@ -25,7 +30,7 @@ export const claudeAgent: Agent = {
         CLAUDE_CODE_ATTRIBUTION_HEADER: "0",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
         DISABLE_TELEMETRY: "1",
-        CLAUDE_CODE_AUTO_COMPACT_WINDOW: String(target.contextSize),
+        ...compactSettings(target.contextSize),
         CLAUDE_CODE_MAX_OUTPUT_TOKENS: String(AGENT_OUTPUT_TOKENS),
         API_TIMEOUT_MS: timeout,
         CLAUDE_STREAM_IDLE_TIMEOUT_MS: timeout,
@@ -37,3 +42,16 @@ export const claudeAgent: Agent = {
     };
   },
 };
+
+/**
+ * Makes Claude Code compact before the conversation outgrows the served context. It raises any window under 100k to
+ * 100k, so a smaller context is reached through the percentage override instead: it compacts at that share of the
+ * window less the output reserve, which is set to land one reply and a margin below the context.
+ */
+export function compactSettings(contextSize: number): Record<string, string> {
+  if (contextSize >= CLAUDE_MIN_COMPACT_WINDOW) return { CLAUDE_CODE_AUTO_COMPACT_WINDOW: String(contextSize) };
+  const usable = CLAUDE_MIN_COMPACT_WINDOW - AGENT_OUTPUT_TOKENS;
+  const threshold = contextSize - AGENT_OUTPUT_TOKENS - COMPACT_MARGIN_TOKENS;
+  const percent = Math.max(1, Math.floor((threshold / usable) * 10_000) / 100);
+  return { CLAUDE_CODE_AUTO_COMPACT_WINDOW: String(CLAUDE_MIN_COMPACT_WINDOW), CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: String(percent) };
+}
