@@ -5,7 +5,7 @@ export { kilnHome, listModels, showModel, findModel, removeModel, modelPaths, ty
 export { pullModel, type PullOptions } from "./pull.js";
 export { PullError, type PullProgress } from "./pull-progress.js";
 export { resolveModel, type ResolveOptions } from "./resolve-model.js";
-export { readGgufHeader, parseGgufHeader, GgufFormatError, type GgufHeader, type GgufValue } from "./gguf.js";
-export { describeGguf, type GgufFacts } from "./gguf-facts.js";
+export { readGgufHeader, parseGgufHeader, GgufFormatError, type GgufHeader, type GgufValue } from "../gguf/read-gguf-header.js";
+export { describeGguf, type GgufFacts } from "../gguf/describe-gguf.js";
 export { createProgressRenderer } from "./progress-renderer.js";
 export { pullWithProgress, resolveWithProgress, type PullWithProgressOptions } from "./pull-with-progress.js";
