@@ -36,7 +36,7 @@ function walk(dir) {
 
 /** Relative imports of a file (static, dynamic and `import("…")` types), resolved to paths under the repo. */
 function importsOf(path, source) {
-  return [...source.matchAll(/(?:from |import\()"(\.\.?\/[^"]+)"/g)].map((match) => resolve(dirname(path), match[1]));
+  return [...source.matchAll(/(?:from |import\(|import )"(\.\.?\/[^"]+)"/g)].map((match) => resolve(dirname(path), match[1]));
 }
 
 const slash = (path) => path.split(sep).join("/");
