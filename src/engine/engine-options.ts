@@ -6,9 +6,6 @@ import { availableParallelism } from "node:os";
 import { newId, type IdFactory } from "../lib/ids.js";
 import type { ModelDeclaration, RemoteModelSpec, ScriptedModelSpec } from "./model-specs.js";
 
-/** Where a local model runs: llama.cpp (default) or kiln's own WebGPU kernels. */
-export type LocalBackendName = "llama-cpp" | "webgpu";
-
 /** `"auto"` (or true): use a GPU when a working one is found, else the CPU. `false`: CPU only. */
 export type GpuChoice = "auto" | boolean;
 
