@@ -5,7 +5,7 @@
 import type { Backend } from "../../backend.js";
 import type { BackendSettings } from "../../engine-options.js";
 import type { ModelDeclaration } from "../../model-specs.js";
-import { describeLlamaRuntime } from "./describe-runtime.js";
+import { describeLlamaRuntime } from "./describe-llama-runtime.js";
 import { loadLlamaCppModel } from "./llama-cpp-model.js";
 import { openLlama } from "./load-llama.js";
 

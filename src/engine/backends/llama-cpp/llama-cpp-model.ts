@@ -3,7 +3,7 @@
  * allocates contextSize × sequences KV cells, so every sequence can hold a full ctxSize), a slot pool with prefix
  * affinity over those sequences, and the request → token plan translation.
  */
-import type { BatchingOptions, Llama, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
+import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
 import type { ModelInfo, PrefixCacheStats } from "../../backend.js";
 import { EngineError } from "../../../errors/engine-error.js";
 import type { GenerationEvent } from "../../events.js";
