@@ -13,7 +13,7 @@ export interface ModelInfo {
   id: string;
   /** Other names that resolve to this model. */
   aliases: string[];
-  /** Backend name: "llama-cpp" | "remote" | "webgpu" | "scripted". */
+  /** The registered backend that serves it: "llama-cpp" | "webgpu" | "remote" | "scripted" (or one added). */
   backend: string;
   /** Context window per sequence, in tokens (what a request may use: prompt + output). */
   contextSize: number;
