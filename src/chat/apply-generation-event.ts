@@ -2,7 +2,7 @@
  * Folds one GenerationEvent into the chat state: the streamed reply grows, the status line's figures follow.
  * Events come from the local engine or from an HTTP stream (remote-source.ts); both speak the same language.
  */
-import type { GenerationEvent, Usage } from "../engine/events.js";
+import type { GenerationEvent, Usage } from "../engine/index.js";
 import type { ChatState } from "./chat-state.js";
 import type { Entry } from "./conversation.js";
 

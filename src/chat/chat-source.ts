@@ -1,6 +1,5 @@
 /** Where replies come from: the local engine (local-source.ts) or a server over HTTP (remote-source.ts). */
-import type { ChatRequest } from "../engine/messages.js";
-import type { GenerationEvent } from "../engine/events.js";
+import type { ChatRequest, GenerationEvent } from "../engine/index.js";
 
 /** The model a source talks to. */
 export interface SourceModel {

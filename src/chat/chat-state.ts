@@ -1,6 +1,5 @@
 /** The chat's state, the actions that change it and the effects it asks the shell (the Ink app) to perform. */
-import type { ChatRequest, SamplingOptions } from "../engine/messages.js";
-import type { GenerationEvent } from "../engine/events.js";
+import type { ChatRequest, SamplingOptions, GenerationEvent } from "../engine/index.js";
 import { EMPTY_INPUT, type InputBuffer } from "./input-buffer.js";
 import { toEntries, type Entry, type SavedConversation } from "./conversation.js";
 

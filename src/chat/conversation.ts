@@ -3,7 +3,7 @@
  * Messages request shape (https://docs.anthropic.com/en/api/messages): `{ model, system, messages: [{ role,
  * content }] }`, so a file can be replayed against any Messages endpoint.
  */
-import type { Message } from "../engine/messages.js";
+import type { Message } from "../engine/index.js";
 
 /** One line of the transcript. */
 export type Entry =

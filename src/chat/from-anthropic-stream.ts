@@ -2,9 +2,7 @@
  * Translates an Anthropic Messages stream (https://docs.anthropic.com/en/api/messages-streaming) back into
  * GenerationEvents, so a remote reply feeds the same reducer as a local one. One reader per response.
  */
-import type { FinishReason, GenerationEvent, Usage } from "../engine/events.js";
-import { EngineError, type EngineErrorCode } from "../engine/errors.js";
-import { parseToolArguments } from "../engine/tool-arguments.js";
+import { type FinishReason, type GenerationEvent, type Usage, EngineError, type EngineErrorCode, parseToolArguments } from "../engine/index.js";
 
 type Json = Record<string, any>;
 type BlockKind = "text" | "reasoning" | "tool-call";

@@ -3,9 +3,7 @@
  * endpoint. OpenAI-compatible servers are reached through the engine's remote model, the same client `kiln serve`
  * uses for remote replicas; Anthropic streams are read back by from-anthropic-stream.ts.
  */
-import { createRemoteModel, EngineError, type EngineErrorCode, type LoadedModel } from "../engine/index.js";
-import type { ChatRequest, Message } from "../engine/messages.js";
-import type { GenerationEvent } from "../engine/events.js";
+import { createEngine, EngineError, type Engine, type EngineErrorCode, type ChatRequest, type Message, type GenerationEvent } from "../engine/index.js";
 import { readSse } from "../lib/read-sse.js";
 import type { ChatSource, SourceModel } from "./chat-source.js";
 import { createAnthropicStreamReader } from "./from-anthropic-stream.js";
@@ -38,17 +36,17 @@ export async function createRemoteSource(options: RemoteSourceOptions): Promise<
     async switchModel(ref) {
       const found = await findModel(base, headers, ref);
       const next = await openModel(found);
-      await openai?.dispose();
+      await openai?.close();
       [model, openai] = [found, next];
       return model;
     },
-    close: async () => openai?.dispose(),
+    close: async () => openai?.close(),
   };
 }
 
 /** The server as a one-replica remote model: its errors, tool calls and usage read as `kiln serve` reads them. */
-function openOpenAiModel(base: string, apiKey: string | undefined, model: SourceModel): Promise<LoadedModel> {
-  return createRemoteModel({ id: model.id, replicas: [{ url: `${base}/v1`, apiKey }], contextSize: model.contextSize });
+function openOpenAiModel(base: string, apiKey: string | undefined, model: SourceModel): Promise<Engine> {
+  return createEngine({ models: [], remoteModels: [{ id: model.id, replicas: [{ url: `${base}/v1`, apiKey }], contextSize: model.contextSize }] });
 }
 
 function authHeaders(options: RemoteSourceOptions): Record<string, string> {

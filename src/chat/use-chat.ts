@@ -4,7 +4,7 @@
  */
 import { useEffect, useReducer, useRef, type Dispatch } from "react";
 import { writeFile } from "node:fs/promises";
-import { toEngineError } from "../engine/errors.js";
+import { toEngineError } from "../engine/index.js";
 import { chatReducer } from "./reducer.js";
 import type { ChatAction, ChatState, Effect } from "./chat-state.js";
 import type { ChatSource } from "./chat-source.js";

@@ -2,8 +2,7 @@
  * Opens the engine on one local model for `kiln run` and `kiln chat`: resolves the reference through the model
  * store (pulling the default model first when it is missing, with progress on stderr), then loads it.
  */
-import type { Engine, ModelInfo } from "../engine/index.js";
-import { EngineError } from "../engine/errors.js";
+import { type Engine, type ModelInfo, EngineError } from "../engine/index.js";
 import { UsageError } from "./report-error.js";
 import type { ModelFlags } from "./options.js";
 

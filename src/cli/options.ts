@@ -3,8 +3,7 @@
  * parsers check ranges at parse time, so a bad flag fails with exit code 1 before anything heavy loads.
  */
 import { InvalidArgumentError, Option, type Command } from "commander";
-import type { LocalBackendName } from "../engine/engine.js";
-import type { SamplingOptions } from "../engine/messages.js";
+import type { SamplingOptions } from "../engine/index.js";
 import { DEFAULT_MODEL } from "../models/refs.js";
 
 /** Parsed sampling flags (`--temperature`, `--top-p`, `--top-k`, `--seed`). */
@@ -14,6 +13,9 @@ export interface SamplingFlags {
   topK?: number;
   seed?: number;
 }
+
+/** The backends `--backend` offers for local models (the engine's registry may know more). */
+export type LocalBackendName = "llama-cpp" | "webgpu";
 
 /** Parsed model flags (`--model`, `--threads`, `--ctx-size`). */
 export interface ModelFlags {

@@ -2,7 +2,7 @@
  * The one place that prints an error and picks the exit code: one line (plus a hint) on stderr, the stack only
  * with --debug. Exit codes: 1 usage or input error, 2 model/engine failure.
  */
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../engine/index.js";
 
 /** An error in what the user typed: exit code 1. */
 export class UsageError extends Error {

@@ -3,9 +3,7 @@
  * to stdout. Loaded lazily by commands/run.ts, so the engine and the native addon load only when a run starts.
  */
 import type { Readable } from "node:stream";
-import type { ChatRequest, SamplingOptions } from "../engine/messages.js";
-import type { GenerationEvent } from "../engine/events.js";
-import { EngineError } from "../engine/errors.js";
+import { type ChatRequest, type SamplingOptions, type GenerationEvent, EngineError } from "../engine/index.js";
 import { UsageError } from "./report-error.js";
 import { openLocalEngine } from "./local-engine.js";
 import type { RunFlags } from "./commands/run.js";

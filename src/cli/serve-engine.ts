@@ -3,8 +3,7 @@
  * ones become replica pools of OpenAI-compatible upstreams.
  */
 import { join } from "node:path";
-import type { RemoteModelSpec } from "../engine/backends/remote/remote-model.js";
-import type { Engine, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
+import type { RemoteModelSpec, Engine, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
 import type { ModelDeclaration } from "./serve-config.js";
 
 /** What the engine needs from `kiln serve`'s merged settings. */

@@ -8,7 +8,7 @@ import { render } from "ink";
 import { UsageError } from "./report-error.js";
 import { openLocalEngine } from "./local-engine.js";
 import type { ChatFlags } from "./commands/chat.js";
-import type { SamplingOptions } from "../engine/messages.js";
+import type { SamplingOptions } from "../engine/index.js";
 import { ChatApp } from "../chat/chat-app.js";
 import { initialChatState } from "../chat/chat-state.js";
 import type { ChatSource } from "../chat/chat-source.js";

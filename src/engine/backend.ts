@@ -1,7 +1,9 @@
 /**
- * What a backend provides: it loads a model and runs requests on it. The engine owns admission (queue, limits);
- * the backend owns its slots (for llama.cpp: sequences of one context, with prefix affinity).
+ * The contract every backend implements (llama-cpp, webgpu, remote, scripted): opened once per engine with the
+ * engine's settings, it loads models and runs requests on them. The engine owns admission (queue, limits); the
+ * backend owns its slots (for llama.cpp: sequences of one context, with prefix affinity).
  */
+import type { BackendSettings } from "./engine-options.js";
 import type { ChatRequest, CompletionRequest } from "./messages.js";
 import type { GenerationEvent } from "./events.js";
 
@@ -11,7 +13,7 @@ export interface ModelInfo {
   id: string;
   /** Other names that resolve to this model. */
   aliases: string[];
-  /** Backend name: "llama-cpp" | "remote" | "webgpu" | "scripted". */
+  /** The registered backend that serves it: "llama-cpp" | "webgpu" | "remote" | "scripted" (or one added). */
   backend: string;
   /** Context window per sequence, in tokens (what a request may use: prompt + output). */
   contextSize: number;
@@ -51,3 +53,16 @@ export interface LoadedModel {
   cacheStats?(): PrefixCacheStats;
   dispose(): Promise<void>;
 }
+
+/** An opened backend: it loads the models declared for it and releases what it shares between them. */
+export interface Backend<Spec = unknown> {
+  /** Loads one model; failures are EngineErrors naming the model or file. */
+  load(spec: Spec): Promise<LoadedModel>;
+  /** What the backend finds on this machine (`kiln info`), for backends that can tell. */
+  describe?(): Promise<Record<string, unknown>>;
+  /** Releases what the backend holds (dispose its models first). */
+  dispose(): Promise<void>;
+}
+
+/** Opens a backend; the engine calls it only when some model names that backend. */
+export type BackendFactory<Spec = unknown> = (settings: BackendSettings) => Promise<Backend<Spec>>;

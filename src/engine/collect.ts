@@ -1,6 +1,6 @@
 /** Folds an event stream into one result, so non-streaming responses reuse the streaming path. */
 import type { FinishReason, GenerationEvent, PromptEcho, TokenLogprob, Usage } from "./events.js";
-import { EngineError } from "./errors.js";
+import { EngineError } from "../errors/engine-error.js";
 
 export type ResultBlock =
   | { type: "text"; text: string; logprobs?: TokenLogprob[] }

@@ -3,83 +3,40 @@
  * events. Errors before `start` reject the first `next()` (the server still owes a real HTTP status then); errors
  * after it become an `error` event.
  */
-import { availableParallelism } from "node:os";
-import type { GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
+import type { Backend, GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
+import { openBackend } from "./backend-registry.js";
 import type { Engine, EngineStats } from "./engine-types.js";
-import { EngineError, toEngineError } from "./errors.js";
+import { DEFAULT_QUEUE, toBackendSettings, type BackendSettings, type EngineOptions } from "./engine-options.js";
+import { EngineError, toEngineError } from "../errors/engine-error.js";
 import type { GenerationEvent } from "./events.js";
-import { newId, type IdFactory } from "../lib/ids.js";
-import { openLlamaCppBackend } from "./backends/llama-cpp/llama-cpp-backend.js";
-import type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
-import type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";
-import type { PrefixDiskSettings } from "./backends/llama-cpp/prefix-disk-cache.js";
 import { Scheduler } from "./scheduler.js";
-import { createRemoteModel, type RemoteModelSpec } from "./backends/remote/remote-model.js";
-import { createScriptedModel, type ScriptedModelSpec } from "./backends/scripted/scripted-model.js";
-
-/** Where a local model runs: llama.cpp (default) or kiln's own WebGPU kernels. */
-export type LocalBackendName = "llama-cpp" | "webgpu";
-
-/** A model to serve: its id, the .gguf path (already resolved by the model store), other names, its backend. */
-export interface ModelDeclaration { id: string; path: string; aliases?: string[]; backend?: LocalBackendName }
-
-export interface EngineOptions {
-  models: ModelDeclaration[];
-  /** Models served by remote OpenAI-compatible engines (replicas of vLLM, SGLang, llama-server, kiln). */
-  remoteModels?: RemoteModelSpec[];
-  /** Models that replay recorded events (tests of everything around the model, without loading one). */
-  scriptedModels?: ScriptedModelSpec[];
-  /** Backend of models that do not name one (default "llama-cpp"). */
-  backend?: LocalBackendName;
-  /** Sequences decoded together per model (default 4). */
-  parallel?: number;
-  /** Tokens per sequence, prompt + output (default min(train context, 4096)). */
-  ctxSize?: number;
-  /** CPU threads (default: the machine's available parallelism). */
-  threads?: number;
-  /** Requests that may wait per model beyond `parallel` (default 64); more are refused as overloaded. */
-  queue?: number;
-  /** Reuse cached prompt prefixes across requests (default true; false for benchmarks). */
-  prefixCache?: boolean;
-  /** Prompt tokens the WebGPU backend evaluates together (default 64; 1: token by token, a benchmark baseline). */
-  promptBatch?: number;
-  /** Save long prefixes under this folder too, so they outlive eviction and restarts (llama.cpp models). */
-  prefixCacheDisk?: PrefixDiskSettings;
-  /** "auto" (default): a GPU when one works, else the CPU; false: CPU only. */
-  gpu?: GpuChoice;
-  /** Tool-call ids (injectable for golden files). */
-  ids?: IdFactory;
-  /** Debug hook: where a prompt diverged from the best cached sequence (for a prefix-cache log). */
-  onPrefixDivergence?(model: string, info: PrefixDivergence): void;
-  /** Called as each model (local or remote) finishes loading, with how long it took (metrics). */
-  onModelLoad?(model: string, milliseconds: number): void;
-}
 
 interface Served { model: LoadedModel; scheduler: Scheduler }
 
-export const DEFAULT_PARALLEL = 4;
-export const DEFAULT_QUEUE = 64;
+/** One model to load: the backend it names and what that backend loads. */
+interface Load { backend: string; spec: unknown }
 
 /**
- * Opens llama.cpp (only when there are local models) and loads every declared model; a model that cannot load
- * fails the whole call.
+ * Opens each backend some model names (through the registry) and loads every declared model, local ones first; a
+ * model that cannot load fails the whole call.
  */
 export async function createEngine(options: EngineOptions): Promise<Engine> {
-  const parallel = options.parallel ?? DEFAULT_PARALLEL;
   const queue = options.queue ?? DEFAULT_QUEUE;
-  const backendOf = (model: ModelDeclaration) => model.backend ?? options.backend ?? "llama-cpp";
-  const backends = await openLocalBackends(options, new Set(options.models.map(backendOf)), parallel);
+  const loads: Load[] = [
+    ...options.models.map((spec) => ({ backend: spec.backend ?? options.backend ?? "llama-cpp", spec })),
+    ...(options.remoteModels ?? []).map((spec) => ({ backend: "remote", spec })),
+    ...(options.scriptedModels ?? []).map((spec) => ({ backend: "scripted", spec })),
+  ];
+  const backends = new Map<string, Backend>();
   const served: Served[] = [];
-  const add = async (loading: () => Promise<LoadedModel>) => {
-    const started = performance.now();
-    const model = await loading();
-    served.push({ model, scheduler: new Scheduler({ model: model.info.id, parallel: model.parallel, queue }) });
-    options.onModelLoad?.(model.info.id, performance.now() - started);
-  };
   try {
-    for (const declaration of options.models) await add(() => backends.get(backendOf(declaration))!.load(declaration));
-    for (const spec of options.remoteModels ?? []) await add(() => createRemoteModel(spec));
-    for (const spec of options.scriptedModels ?? []) await add(async () => createScriptedModel(spec));
+    await openBackends(backends, loads, toBackendSettings(options));
+    for (const { backend, spec } of loads) {
+      const started = performance.now();
+      const model = await backends.get(backend)!.load(spec);
+      served.push({ model, scheduler: new Scheduler({ model: model.info.id, parallel: model.parallel, queue }) });
+      options.onModelLoad?.(model.info.id, performance.now() - started);
+    }
   } catch (error) {
     await Promise.all(served.map(({ model }) => model.dispose()));
     await Promise.all([...backends.values()].map((backend) => backend.dispose()));
@@ -88,35 +45,14 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   return assembleEngine([...backends.values()], served);
 }
 
-/** What the engine needs of a local backend. */
-interface LocalBackend {
-  load(model: ModelDeclaration): Promise<LoadedModel>;
-  dispose(): Promise<void>;
+/** Opens each named backend once, in the order models name them; `backends` keeps those opened if one fails. */
+async function openBackends(backends: Map<string, Backend>, loads: Load[], settings: BackendSettings): Promise<void> {
+  for (const { backend } of loads) {
+    if (!backends.has(backend)) backends.set(backend, await openBackend(backend, settings));
+  }
 }
 
-/** Opens each backend some model needs; WebGPU (Dawn) loads only when a model asks for it. */
-async function openLocalBackends(options: EngineOptions, names: Set<LocalBackendName>, parallel: number): Promise<Map<LocalBackendName, LocalBackend>> {
-  const backends = new Map<LocalBackendName, LocalBackend>();
-  if (names.has("llama-cpp")) {
-    backends.set("llama-cpp", await openLlamaCppBackend({
-      gpu: options.gpu,
-      parallel,
-      ctxSize: options.ctxSize,
-      threads: options.threads ?? availableParallelism(),
-      prefixCache: options.prefixCache,
-      prefixCacheDisk: options.prefixCacheDisk,
-      ids: options.ids,
-      onPrefixDivergence: options.onPrefixDivergence,
-    }));
-  }
-  if (names.has("webgpu")) {
-    const { openWebGpuBackend } = await import("./backends/webgpu/webgpu-backend.js");
-    backends.set("webgpu", openWebGpuBackend({ ctxSize: options.ctxSize, prefixCache: options.prefixCache, promptBatch: options.promptBatch, parallel, ids: options.ids ?? newId }));
-  }
-  return backends;
-}
-
-function assembleEngine(backends: LocalBackend[], served: Served[]): Engine {
+function assembleEngine(backends: Backend[], served: Served[]): Engine {
   const totals = { promptTokens: 0, cachedPromptTokens: 0 };
   const find = (name: string) => served.find(({ model }) => model.info.id === name || model.info.aliases.includes(name));
   const resolve = (name: string): Served => {

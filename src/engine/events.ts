@@ -3,7 +3,7 @@
  * one `start`, first; blocks never interleave and their indices rise from 0; every block start has one end;
  * `finish` or `error` is last.
  */
-import type { EngineError } from "./errors.js";
+import type { EngineError } from "../errors/engine-error.js";
 
 /** Why generation ended. Each surface maps these in one function. */
 export type FinishReason = "stop" | "stop-sequence" | "length" | "tool-calls" | "aborted" | "error";

@@ -3,7 +3,7 @@
  * model's chat template and tokenized, the output budget clamped to the context left, the grammar a tool choice or
  * response format demands. A backend that cannot enforce grammars says so, and such requests are refused by name.
  */
-import { contextOverflow, EngineError } from "./errors.js";
+import { contextOverflow, EngineError } from "../errors/engine-error.js";
 import type { ChatRequest, CompletionRequest, SamplingOptions, ToolSpec } from "./messages.js";
 import type { ToolParsing } from "./text/output-assembler.js";
 import { toToolShape } from "./text/tool-call-json.js";

@@ -1,15 +1,17 @@
-/** The engine's public surface: server/, chat/ and cli/ import from here. */
-export { createEngine, DEFAULT_PARALLEL, DEFAULT_QUEUE, type EngineOptions, type LocalBackendName, type ModelDeclaration } from "./engine.js";
+/**
+ * The engine's public surface, the only module outside src/engine may import: the internal request/event
+ * language, createEngine and its options, the backend contract and registry, and the errors. Nothing here names
+ * a particular backend.
+ */
+export { createEngine } from "./engine.js";
+export { DEFAULT_PARALLEL, DEFAULT_QUEUE, type BackendSettings, type EngineOptions, type GpuChoice, type PrefixDiskSettings, type PrefixDivergence } from "./engine-options.js";
+export type { ModelDeclaration, RemoteModelSpec, ReplicaSpec, ScriptedModelSpec, ScriptGate } from "./model-specs.js";
 export type { Engine, EngineStats } from "./engine-types.js";
-export type { GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
-export type { PrefixDivergence } from "./backends/llama-cpp/slot-pool.js";
-export { createRemoteModel, type RemoteModelSpec } from "./backends/remote/remote-model.js";
-export type { ScriptedModelSpec } from "./backends/scripted/scripted-model.js";
-export { createScriptGate, type ScriptGate } from "./backends/scripted/script-gate.js";
-export type { GpuChoice } from "./backends/llama-cpp/load-llama.js";
-export { DEFAULT_DISK_MIN_TOKENS, type PrefixDiskSettings } from "./backends/llama-cpp/prefix-disk-cache.js";
-export { EngineError, toEngineError, contextOverflow, type EngineErrorCode, type EngineErrorDetails } from "./errors.js";
-export type { CacheTier, FinishReason, GenerationEvent, TokenLogprob, Usage } from "./events.js";
+export type { Backend, BackendFactory, GenerateOptions, LoadedModel, ModelInfo, PrefixCacheStats } from "./backend.js";
+export { describeBackend, listBackendNames, registerBackend } from "./backend-registry.js";
+export { EngineError, toEngineError, contextOverflow, type EngineErrorCode, type EngineErrorDetails } from "../errors/engine-error.js";
+export type * from "./events.js";
 export type * from "./messages.js";
 export { collectResult, type ChatResult, type ResultBlock } from "./collect.js";
 export { checkEventSequence } from "./event-invariants.js";
+export { parseToolArguments } from "./tool-arguments.js";

@@ -3,7 +3,7 @@
  * refuses at once (overloaded, with a retry hint) so clients back off instead of piling up; a queued request whose
  * signal aborts leaves the queue.
  */
-import { EngineError } from "./errors.js";
+import { EngineError } from "../errors/engine-error.js";
 
 export interface SchedulerOptions {
   /** Model id, for messages. */

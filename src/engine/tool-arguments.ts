@@ -2,7 +2,7 @@
  * Tool-call arguments read back from another server's stream: no text means no arguments ({}); text that is not
  * JSON, or JSON nested past the limit, is the other server's failure, reported rather than replaced by a guess.
  */
-import { EngineError } from "./errors.js";
+import { EngineError } from "../errors/engine-error.js";
 import { JsonTooDeepError, MAX_JSON_DEPTH, parseBoundedJson } from "../lib/json-depth.js";
 
 export function parseToolArguments(json: string, from: string): unknown {

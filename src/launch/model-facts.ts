@@ -1,5 +1,6 @@
 /** What `kiln launch` needs to know about a model file before serving it to an agent. */
-import { describeGguf, readGgufHeader } from "../models/index.js";
+import { describeGguf } from "../gguf/describe-gguf.js";
+import { readGgufHeader } from "../gguf/read-gguf-header.js";
 
 /** A model's trained context and whether its chat template can present tools to it. */
 export interface LaunchFacts {

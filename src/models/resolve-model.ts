@@ -3,7 +3,7 @@
  * default model included) or a remote reference not yet in the store. Local `.gguf` paths are used in place.
  */
 import { stat } from "node:fs/promises";
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../errors/engine-error.js";
 import { pullModel, type PullOptions } from "./pull.js";
 import type { PullProgress } from "./pull-progress.js";
 import { DEFAULT_MODEL, parseModelRef, type PullableRef } from "./refs.js";

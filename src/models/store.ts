@@ -7,9 +7,9 @@ import { createReadStream } from "node:fs";
 import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { EngineError } from "../engine/errors.js";
-import { describeGguf, type GgufFacts } from "./gguf-facts.js";
-import { readGgufHeader } from "./gguf.js";
+import { EngineError } from "../errors/engine-error.js";
+import { describeGguf, type GgufFacts } from "../gguf/describe-gguf.js";
+import { readGgufHeader } from "../gguf/read-gguf-header.js";
 import { checkModelName, isModelName } from "./refs.js";
 
 /** What the store knows about one model; `<name>.json` holds it. */

@@ -5,8 +5,7 @@
  */
 import { createServer as createHttpServer, type Server } from "node:http";
 import { H3, toNodeHandler } from "h3";
-import type { Engine } from "../engine/engine-types.js";
-import { EngineError, toEngineError } from "../engine/errors.js";
+import { type Engine, EngineError, toEngineError } from "../engine/index.js";
 import { newId, type IdFactory } from "../lib/ids.js";
 import { anthropicSurface } from "./anthropic/surface.js";
 import { ANONYMOUS, createAuthenticator } from "./authenticate.js";

@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../engine/index.js";
 
 /** Node's maxHeaderSize default, stated here so the README and the 431 message name the same limit. */
 export const MAX_HEADER_BYTES = 16 * 1024;

@@ -3,8 +3,7 @@
  * features (keys, limits, usage, metrics). Protocol routes see only a RequestContext; they never read headers
  * for auth or build ids themselves.
  */
-import type { CacheTier } from "../engine/events.js";
-import type { Engine } from "../engine/engine-types.js";
+import type { CacheTier, Engine } from "../engine/index.js";
 import type { IdFactory } from "../lib/ids.js";
 
 /** Who is calling: a static key from --api-key/KILN_API_KEY, a stored key, or nobody when auth is off. */
@@ -103,7 +102,7 @@ export interface Surface {
   name: "anthropic" | "openai";
   routes: RouteDef[];
   /** Renders an EngineError in this surface's shape with the right status and headers. */
-  errorResponse(error: import("../engine/errors.js").EngineError, requestId: string): Response;
+  errorResponse(error: import("../engine/index.js").EngineError, requestId: string): Response;
 }
 
 /**

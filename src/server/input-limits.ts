@@ -3,9 +3,7 @@
  * request is refused at once instead of occupying the server. The body's byte size is capped earlier, while it is
  * read (read-json-body.ts).
  */
-import type { Engine } from "../engine/engine-types.js";
-import { EngineError } from "../engine/errors.js";
-import type { ChatRequest } from "../engine/messages.js";
+import { type Engine, EngineError, type ChatRequest } from "../engine/index.js";
 
 /** How large one conversation may be (`kiln serve --max-messages`, `--max-blocks`). */
 export interface InputLimits {

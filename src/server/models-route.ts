@@ -5,8 +5,7 @@
  * @see https://docs.claude.com/en/api/models-list
  * @see https://platform.openai.com/docs/api-reference/models
  */
-import type { ModelInfo } from "../engine/backend.js";
-import { EngineError } from "../engine/errors.js";
+import { type ModelInfo, EngineError } from "../engine/index.js";
 import { withUnversionedPaths, type Principal, type RequestContext, type RouteDef, type RouteInput } from "./context.js";
 import { jsonResponse } from "./respond.js";
 

@@ -1,6 +1,5 @@
 /** Reports usage and time to first token of a generation to the response record (request logs, metrics). */
-import type { EngineError } from "../engine/errors.js";
-import type { GenerationEvent, Usage } from "../engine/events.js";
+import type { EngineError, GenerationEvent, Usage } from "../engine/index.js";
 import type { RequestContext } from "./context.js";
 
 /**

@@ -2,7 +2,7 @@
  * Reads a JSON request body with a size limit. Over the limit the rest of the body is drained (up to a bound)
  * before answering, so the client reads a clean 413 instead of a reset connection.
  */
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../engine/index.js";
 import { JsonTooDeepError, parseBoundedJson } from "../lib/json-depth.js";
 
 /** 32 MB, the real API's limit for Messages and count_tokens. */

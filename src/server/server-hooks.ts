@@ -3,7 +3,7 @@
  * response headers plus the "request finished" callback (at the end of the stream for SSE, so durations and
  * usage in the response record are complete).
  */
-import type { Engine } from "../engine/engine-types.js";
+import type { Engine } from "../engine/index.js";
 
 /** Clamps `maxTokens` of every generation to `cap` (undefined: no cap). */
 export function withOutputCap(engine: Engine, cap: number | undefined): Engine {

@@ -3,7 +3,7 @@
  * random 40-character secret: nothing to guess from) and a short prefix so people can tell keys apart.
  */
 import { createHash } from "node:crypto";
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../engine/index.js";
 import { randomId } from "../lib/ids.js";
 import type { Row, TeamDb } from "./team-db.js";
 

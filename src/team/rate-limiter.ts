@@ -3,7 +3,7 @@
  * leaves an entry stamped with its admission time; its tokens start as the estimated input and are settled to the
  * real input + output once usage is known. The clock is injectable so tests never sleep.
  */
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../engine/index.js";
 
 /** A key's limits; an absent figure is unlimited. */
 export interface Limits {

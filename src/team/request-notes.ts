@@ -2,7 +2,7 @@
  * What the engine wrapper learns about a request (resolved model, real usage, time to first token, and the bodies
  * when they are to be logged), kept by request id until the HTTP core reports the finished response.
  */
-import type { Usage } from "../engine/events.js";
+import type { Usage } from "../engine/index.js";
 
 /** Facts about one request gathered while it generated. */
 export interface RequestNote {

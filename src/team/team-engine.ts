@@ -2,10 +2,7 @@
  * The engine as one principal sees it: model scopes, rate-limit admission before the request takes a slot, and
  * observation of the event stream for usage, metrics and logs. One wrapper per HTTP request.
  */
-import type { Engine } from "../engine/engine-types.js";
-import type { GenerationEvent, Usage } from "../engine/events.js";
-import type { ChatRequest, CompletionRequest } from "../engine/messages.js";
-import type { GenerateOptions } from "../engine/backend.js";
+import type { Engine, GenerationEvent, Usage, ChatRequest, CompletionRequest, GenerateOptions } from "../engine/index.js";
 import type { Principal } from "../server/context.js";
 import { allowsModel, checkModelScope } from "./model-scope.js";
 import type { Admission, Limits, RateLimiter } from "./rate-limiter.js";

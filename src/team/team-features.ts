@@ -3,7 +3,7 @@
  * headers, the usage ledger, Prometheus metrics and the request log. The HTTP core calls the ServerFeatures
  * hooks; `kiln serve` serves `metricsText()` at GET /metrics and calls `close()` on shutdown.
  */
-import type { Engine } from "../engine/engine-types.js";
+import type { Engine } from "../engine/index.js";
 import type { KeyVerifier, Principal, ServerFeatures } from "../server/context.js";
 import { hasLiveKeys, hasStoredKeys } from "./key-store.js";
 import { StoredKeyVerifier } from "./key-verifier.js";

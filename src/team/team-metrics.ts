@@ -3,8 +3,7 @@
  * requests, latency, time to first token, inter-token gaps, tokens, and live engine figures read at scrape time.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Usage } from "../engine/events.js";
-import type { Engine } from "../engine/engine-types.js";
+import type { Usage, Engine } from "../engine/index.js";
 import type { ResponseRecord } from "../server/context.js";
 
 const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];

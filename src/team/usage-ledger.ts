@@ -3,7 +3,7 @@
  * one transaction at least every second and on close, so a busy server syncs the disk once a second, not once
  * per request, and a clean shutdown loses nothing. Last-used times of keys ride along in the same transaction.
  */
-import type { Usage } from "../engine/events.js";
+import type { Usage } from "../engine/index.js";
 import { touchKeys } from "./key-store.js";
 import type { TeamDb } from "./team-db.js";
 

@@ -3,9 +3,7 @@
  * (exact SSE text) and response.json (non-streaming body, absent when the events end in an error).
  */
 import { describe, expect, it } from "vitest";
-import { collectResult } from "../../src/engine/collect.js";
-import { EngineError } from "../../src/engine/errors.js";
-import { checkEventSequence } from "../../src/engine/event-invariants.js";
+import { collectResult, EngineError, checkEventSequence } from "../../src/engine/index.js";
 import { sequentialIds } from "../../src/lib/ids.js";
 import { checkAnthropicStream, parseSse } from "../helpers/sse.js";
 import { golden, hasFile, listCases, readEvents, readText, replay } from "../helpers/golden.js";

@@ -6,7 +6,7 @@
  */
 import Anthropic from "anthropic-sdk-0";
 import { describe, expect, it } from "vitest";
-import { createScriptGate } from "../../src/engine/index.js";
+import { createScriptGate } from "../../src/engine/backends/scripted/script-gate.js";
 import { startScriptedEngine } from "../helpers/scripted-engine.js";
 import { describeMatrix, type MatrixTarget } from "../helpers/server-matrix.js";
 import { TEST_MODEL } from "../helpers/server.js";

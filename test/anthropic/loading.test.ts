@@ -4,7 +4,7 @@
  * loading (no model is needed to observe this state).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Engine } from "../../src/engine/engine-types.js";
+import type { Engine } from "../../src/engine/index.js";
 import { createServer, type ListeningServer } from "../../src/server/app.js";
 
 let server: ListeningServer;

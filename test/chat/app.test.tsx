@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChatApp } from "../../src/chat/chat-app.js";
 import { initialChatState } from "../../src/chat/chat-state.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
+import type { GenerationEvent } from "../../src/engine/index.js";
 import { createScriptedSource, type ScriptedSource } from "../helpers/scripted-chat-source.js";
 
 const ENTER = "\r";

@@ -2,8 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { chatReducer } from "../../src/chat/reducer.js";
 import { initialChatState, type ChatAction, type ChatState, type Effect } from "../../src/chat/chat-state.js";
-import { EngineError } from "../../src/engine/errors.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
+import { EngineError, type GenerationEvent } from "../../src/engine/index.js";
 
 const settings = { model: "smollm2-135m", sampling: {}, maxTokens: 32 };
 

@@ -5,10 +5,7 @@
  * 127.0.0.1 with the real model must stream well-formed replies over both protocols.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectResult, type ChatResult } from "../../src/engine/collect.js";
-import { checkEventSequence } from "../../src/engine/event-invariants.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
-import { toEngineError } from "../../src/engine/errors.js";
+import { collectResult, type ChatResult, checkEventSequence, type GenerationEvent, toEngineError, type Engine } from "../../src/engine/index.js";
 import { readSse } from "../../src/lib/read-sse.js";
 import { createAnthropicStreamReader } from "../../src/chat/from-anthropic-stream.js";
 import { readSseData, UpstreamEventMapper } from "../../src/engine/backends/remote/upstream-events.js";
@@ -17,7 +14,6 @@ import { toOpenAIFinishReason } from "../../src/server/openai/finish-reason.js";
 import { listCases, readEvents } from "../helpers/golden.js";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
 import { startScriptedEngine } from "../helpers/scripted-engine.js";
-import type { Engine } from "../../src/engine/index.js";
 import { createServer, type ListeningServer } from "../../src/server/app.js";
 import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";

@@ -7,8 +7,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkEventSequence } from "../../src/engine/event-invariants.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
+import { checkEventSequence, type GenerationEvent } from "../../src/engine/index.js";
 import { realModelPath } from "../helpers/real-model.js";
 
 const BIN = join(import.meta.dirname, "..", "..", "bin", "kiln.js");

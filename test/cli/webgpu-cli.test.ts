@@ -7,8 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { checkEventSequence } from "../../src/engine/event-invariants.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
+import { checkEventSequence, type GenerationEvent } from "../../src/engine/index.js";
 import { writeTinyGguf } from "../helpers/tiny-gguf.js";
 import { webGpuAvailable } from "../helpers/webgpu.js";
 

@@ -13,8 +13,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Engine } from "../../src/engine/index.js";
-import type { ChatRequest } from "../../src/engine/messages.js";
+import type { Engine, ChatRequest } from "../../src/engine/index.js";
 import type { ResponseRecord } from "../../src/server/context.js";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
 

@@ -3,8 +3,7 @@
  * sequence for the next request, a full queue refuses at once, and a queued request that aborts leaves the queue.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEngine, type Engine } from "../../src/engine/index.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
+import { createEngine, type Engine, type GenerationEvent } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { finishOf, readEvents, userRequest } from "../helpers/stream-events.js";
 

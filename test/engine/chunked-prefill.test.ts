@@ -7,8 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama } from "node-llama-cpp";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
-import type { CompletionRequest } from "../../src/engine/messages.js";
+import type { GenerationEvent, CompletionRequest } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { finishOf, readEvents } from "../helpers/stream-events.js";
 

@@ -9,7 +9,7 @@ import { applyDecodeThreads, threadsForStep } from "../../src/engine/backends/ll
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import { attachThreadPool, loadedLibraries, loadThreadPoolModule, nativeHandles } from "../../src/engine/backends/llama-cpp/thread-pool.js";
-import type { CompletionRequest } from "../../src/engine/messages.js";
+import type { CompletionRequest } from "../../src/engine/index.js";
 import { realModelPath } from "../helpers/real-model.js";
 import { readEvents, textOf } from "../helpers/stream-events.js";
 

@@ -7,10 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BatchItem, Llama, LlamaModel, PrioritizedBatchItem } from "node-llama-cpp";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
-import { checkEventSequence } from "../../src/engine/event-invariants.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
+import { checkEventSequence, type GenerationEvent, type CompletionRequest } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
-import type { CompletionRequest } from "../../src/engine/messages.js";
 import { finishOf, readEvents, startOf } from "../helpers/stream-events.js";
 
 const MAX_TOKENS = 24;

@@ -4,8 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getLlama, type Llama, type LlamaModel } from "node-llama-cpp";
-import { createEngine, type Engine, type PrefixDivergence } from "../../src/engine/index.js";
-import type { ChatRequest } from "../../src/engine/messages.js";
+import { createEngine, type Engine, type PrefixDivergence, type ChatRequest } from "../../src/engine/index.js";
 import { renderChatPrompt, type PromptTemplate } from "../../src/engine/text/render-prompt.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { finishOf, readEvents, sharedPrefixLength, startOf, textOf, userRequest } from "../helpers/stream-events.js";

@@ -7,8 +7,7 @@ import { appendFile, mkdtemp, readdir, readFile, rm, stat, truncate, utimes, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEngine, type Engine, type EngineOptions } from "../../src/engine/index.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
+import { createEngine, type Engine, type EngineOptions, type GenerationEvent } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { finishOf, readEvents, startOf, textOf, userRequest } from "../helpers/stream-events.js";
 

@@ -4,7 +4,7 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { GenerationEvent } from "../../src/engine/events.js";
+import type { GenerationEvent } from "../../src/engine/index.js";
 import { readEventFile } from "../../src/engine/backends/scripted/read-event-file.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "fixtures");

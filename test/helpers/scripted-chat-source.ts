@@ -3,8 +3,7 @@
  * can be checked mid-reply. It records the requests and whether the chat aborted them.
  */
 import type { ChatSource, SourceModel } from "../../src/chat/chat-source.js";
-import type { ChatRequest } from "../../src/engine/messages.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
+import type { ChatRequest, GenerationEvent } from "../../src/engine/index.js";
 
 export interface ScriptedCall {
   request: ChatRequest;

@@ -2,7 +2,7 @@
  * Starts a real kiln server on 127.0.0.1:0 with the real default model, or another real one (load once per test
  * file, in beforeAll).
  */
-import { createEngine, type Engine, type LocalBackendName } from "../../src/engine/index.js";
+import { createEngine, type Engine } from "../../src/engine/index.js";
 import { createServer, type ListeningServer, type ServerOptions } from "../../src/server/app.js";
 import { realModelPath, testThreads } from "./real-model.js";
 
@@ -24,8 +24,8 @@ export interface TestServerOptions extends ServerOptions {
   ctxSize?: number;
   /** Other names the test model answers to (e.g. an `Org/Name` alias). */
   aliases?: string[];
-  /** Where the model runs (default llama-cpp). */
-  backend?: LocalBackendName;
+  /** Where the model runs: a registered backend name (default llama-cpp). */
+  backend?: string;
   /** Another real model to serve instead of the default one. */
   model?: { id: string; path: string };
 }

@@ -1,8 +1,6 @@
 /** Test helpers for engine streams: gather every event and hold the stream to the event grammar. */
 import { expect } from "vitest";
-import { checkEventSequence } from "../../src/engine/event-invariants.js";
-import type { GenerationEvent } from "../../src/engine/events.js";
-import type { ChatRequest } from "../../src/engine/messages.js";
+import { checkEventSequence, type GenerationEvent, type ChatRequest } from "../../src/engine/index.js";
 
 /** Reads a stream to its end and asserts checkEventSequence holds on it. */
 export async function readEvents(stream: AsyncIterable<GenerationEvent>): Promise<GenerationEvent[]> {

@@ -6,8 +6,8 @@
  * LM-head scale (so logits have clear margins) and tied embeddings.
  */
 import { writeFile } from "node:fs/promises";
-import { GgufType } from "../../src/models/gguf.js";
-import { encodeGguf, type GgufEncodedTensorInput, type GgufEntry, type GgufTensorInput } from "../../src/models/gguf-write.js";
+import { GgufType } from "../../src/gguf/read-gguf-header.js";
+import { encodeGguf, type GgufEncodedTensorInput, type GgufEntry, type GgufTensorInput } from "../../src/gguf/encode-gguf.js";
 import { quantize } from "../../src/engine/backends/webgpu/gguf/codecs.js";
 import { GgmlType } from "../../src/engine/backends/webgpu/gguf/quant-types.js";
 import { seededRandom } from "../../src/lib/seeded-random.js";

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { copyFile, mkdir, mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EngineError } from "../../src/engine/errors.js";
+import { EngineError } from "../../src/engine/index.js";
 import { pullModel } from "../../src/models/pull.js";
 import { resolveModel } from "../../src/models/resolve-model.js";
 import { findModel, listModels, removeModel, showModel, type ModelRecord } from "../../src/models/store.js";

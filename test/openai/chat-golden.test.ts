@@ -1,7 +1,6 @@
 /** Golden files for the pure chat encoders: events.jsonl → stream.sse and response.json, checked by the stream checker. */
 import { describe, expect, it } from "vitest";
-import { collectResult } from "../../src/engine/collect.js";
-import { checkEventSequence } from "../../src/engine/event-invariants.js";
+import { collectResult, checkEventSequence } from "../../src/engine/index.js";
 import { toOpenAIError } from "../../src/server/openai/errors.js";
 import { fromChatCompletionRequest } from "../../src/server/openai/request.js";
 import { toChatCompletion } from "../../src/server/openai/response.js";

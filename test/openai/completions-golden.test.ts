@@ -1,7 +1,6 @@
 /** Golden files for the pure legacy-completions encoders, checked by the completion stream checker. */
 import { describe, expect, it } from "vitest";
-import { collectResult } from "../../src/engine/collect.js";
-import { checkEventSequence } from "../../src/engine/event-invariants.js";
+import { collectResult, checkEventSequence } from "../../src/engine/index.js";
 import { fromCompletionRequest } from "../../src/server/openai/completions-request.js";
 import { encodeCompletionStream, toTextCompletion } from "../../src/server/openai/completions-response.js";
 import { golden, joinText, listCases, readEvents, readJson, replay } from "../helpers/golden.js";

@@ -1,6 +1,6 @@
 /** Golden files for the pure Responses API encoder, checked by the responses stream checker. */
 import { describe, expect, it } from "vitest";
-import { checkEventSequence } from "../../src/engine/event-invariants.js";
+import { checkEventSequence } from "../../src/engine/index.js";
 import { sequentialIds } from "../../src/lib/ids.js";
 import { fromResponsesRequest } from "../../src/server/openai/responses-request.js";
 import { collectResponse, encodeResponsesStream } from "../../src/server/openai/responses-stream.js";

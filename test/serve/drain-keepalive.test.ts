@@ -6,7 +6,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { expect, it } from "vitest";
-import { createScriptGate } from "../../src/engine/index.js";
+import { createScriptGate } from "../../src/engine/backends/scripted/script-gate.js";
 import { startScriptedEngine } from "../helpers/scripted-engine.js";
 import { describeMatrix } from "../helpers/server-matrix.js";
 import { TEST_MODEL } from "../helpers/server.js";

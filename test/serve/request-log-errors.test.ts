@@ -3,7 +3,7 @@
  * server's log alone. A real loopback server whose engine never finishes loading: no model is needed for failures.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Engine } from "../../src/engine/engine-types.js";
+import type { Engine } from "../../src/engine/index.js";
 import { createServer, type ListeningServer } from "../../src/server/app.js";
 import type { ResponseRecord } from "../../src/server/context.js";
 import { createRequestLogger } from "../../src/team/request-logger.js";

@@ -16,26 +16,11 @@ export function registerInfo(program: Command): void {
     .option("--json", "print JSON")
     .addHelpText("after", "\nExamples:\n  kiln info\n  kiln info --backend webgpu --json\n")
     .action(async (flags: InfoFlags) => {
-      const facts = flags.backend === "webgpu" ? await describeWebGpu() : await describeLlamaCpp();
+      const { describeBackend } = await import("../../engine/index.js");
+      const facts = await describeBackend(flags.backend ?? "llama-cpp");
       process.stdout.write(`${flags.json ? JSON.stringify(facts, null, 2) : formatFacts(facts)}\n`);
     });
   formatFlagErrors(command);
-}
-
-async function describeWebGpu(): Promise<Record<string, unknown>> {
-  const { openGpuDevice } = await import("../../engine/backends/webgpu/device.js");
-  const device = await openGpuDevice();
-  try {
-    const { backend: api, ...adapter } = device.info;
-    return { backend: "webgpu", api, ...adapter };
-  } finally {
-    device.destroy();
-  }
-}
-
-async function describeLlamaCpp(): Promise<Record<string, unknown>> {
-  const { describeLlamaCpp: describe } = await import("../../engine/backends/llama-cpp/describe-runtime.js");
-  return { backend: "llama-cpp", ...(await describe()) };
 }
 
 /** Scalars as a two-column table; lists and objects (features, limits) one entry per line below it. */

@@ -3,7 +3,7 @@
  * actions, and none of them touches the native addon, so these commands start fast.
  */
 import type { Command } from "commander";
-import { EngineError } from "../../engine/errors.js";
+import { EngineError } from "../../engine/index.js";
 import { formatFlagErrors } from "../options.js";
 import { UsageError } from "../report-error.js";
 import { formatBytes } from "../../models/progress-renderer.js";

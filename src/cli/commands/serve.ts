@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import type { Engine } from "../../engine/engine-types.js";
+import type { Engine } from "../../engine/index.js";
 import type { ListeningServer } from "../../server/app.js";
 import type { ServerFeatures } from "../../server/context.js";
 import { DEFAULT_INPUT_LIMITS, type InputLimits } from "../../server/input-limits.js";

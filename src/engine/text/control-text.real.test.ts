@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tokenizeChat, type PlanTarget } from "../generation-plan.js";
 import type { ChatRequest, Message, ToolSpec } from "../messages.js";
 import { loadVocabulary, type LoadedVocabulary } from "./load-vocabulary.js";
-import { EngineError } from "../errors.js";
+import { EngineError } from "../../errors/engine-error.js";
 import { STRICT_TEMPLATE } from "./chat-templates.fixture.js";
 import { prepareChatPrompt, renderChatPrompt } from "./render-prompt.js";
 

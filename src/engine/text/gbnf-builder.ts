@@ -3,7 +3,7 @@
  * GBNF rules. Whitespace between tokens is at most one space or newline and strings exclude raw control
  * characters, so a small model cannot wander off in padding. Unknown keywords are ignored.
  */
-import { EngineError } from "../errors.js";
+import { EngineError } from "../../errors/engine-error.js";
 
 type Schema = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
  * GBNF grammars (llama.cpp syntax, accepted by node-llama-cpp's `llama.createGrammar({ grammar })`) that force
  * structured output: JSON for a schema or response format, and a tool call when the tool choice demands one.
  */
-import { EngineError } from "../errors.js";
+import { EngineError } from "../../errors/engine-error.js";
 import type { ResponseFormat, ToolChoice, ToolSpec } from "../messages.js";
 import { GbnfBuilder, toGbnfLiteral } from "./gbnf-builder.js";
 

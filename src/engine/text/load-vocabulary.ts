@@ -3,7 +3,7 @@
  * tokens, special tokens and chat template then match the llama.cpp backend's exactly.
  */
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
-import { EngineError } from "../errors.js";
+import { EngineError } from "../../errors/engine-error.js";
 import { vocabularyOf, type Vocabulary } from "./vocabulary.js";
 
 export interface LoadedVocabulary {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EngineError } from "../errors.js";
+import { EngineError } from "../../errors/engine-error.js";
 import type { ChatRequest, Message, ToolSpec } from "../messages.js";
 import { QWEN_TOOLS_TEMPLATE, SMOLLM2_TEMPLATE, STRICT_TEMPLATE } from "./chat-templates.fixture.js";
 import { renderChatPrompt } from "./render-prompt.js";

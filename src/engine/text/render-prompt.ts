@@ -3,7 +3,7 @@
  * `tokenizer.chat_template`), so every backend tokenizes the same text and prefix caching can match across turns.
  */
 import { Template } from "@huggingface/jinja";
-import { EngineError } from "../errors.js";
+import { EngineError } from "../../errors/engine-error.js";
 import type { ChatRequest } from "../messages.js";
 import { toTemplateMessages } from "./template-messages.js";
 import { describeTools, toFunctionSpec } from "./tool-prompt.js";

@@ -3,7 +3,7 @@
  * under rules that keep strict templates happy: one leading system message, alternating turns, tool calls and
  * results as text, and nothing inserted between a tool call and its result.
  */
-import { EngineError } from "../errors.js";
+import { EngineError } from "../../errors/engine-error.js";
 import type { ChatRequest, Message, Part } from "../messages.js";
 import { formatToolCall, formatToolResult, formatToolResultBody } from "./tool-prompt.js";
 

@@ -2,7 +2,7 @@
  * EngineError → Anthropic error response: one table of code → (HTTP status, `error.type`).
  * @see https://docs.claude.com/en/api/errors
  */
-import type { EngineError, EngineErrorCode } from "../../engine/errors.js";
+import type { EngineError, EngineErrorCode } from "../../engine/index.js";
 
 /** The `error.type` values of the Anthropic API that kiln emits. */
 export type AnthropicErrorType =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EngineError } from "../../engine/errors.js";
+import { EngineError } from "../../engine/index.js";
 import { fromMessagesRequest } from "./request.js";
 import { checkAnthropicVersion, MessagesRequestSchema, parseRequest } from "./schema.js";
 

@@ -3,8 +3,7 @@
  * too); keeps `role:"system"` turns in place; a final assistant turn stays last and is continued (prefill).
  * @see https://docs.claude.com/en/api/messages
  */
-import { EngineError } from "../../engine/errors.js";
-import type { ChatRequest, ImagePart, Message, Part, TextPart, ToolChoice, ToolSpec } from "../../engine/messages.js";
+import { EngineError, type ChatRequest, type ImagePart, type Message, type Part, type TextPart, type ToolChoice, type ToolSpec } from "../../engine/index.js";
 import type { ContentBlockParam, CountTokensRequest, MessagesRequest, ToolParam, ToolResultBlockParam } from "./schema.js";
 import { renderToolReference } from "./tool-reference.js";
 

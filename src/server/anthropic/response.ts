@@ -3,8 +3,7 @@
  * stream encoder shares.
  * @see https://docs.claude.com/en/api/messages (Message object)
  */
-import type { ChatResult, ResultBlock } from "../../engine/collect.js";
-import type { FinishReason, Usage } from "../../engine/events.js";
+import type { ChatResult, ResultBlock, FinishReason, Usage } from "../../engine/index.js";
 import { toToolCallId } from "../../lib/ids.js";
 
 /** `stop_reason` values kiln produces. */

@@ -5,9 +5,7 @@
  * @see https://docs.claude.com/en/api/messages
  */
 import { observeEvents } from "../observe-events.js";
-import { collectResult } from "../../engine/collect.js";
-import { toEngineError } from "../../engine/errors.js";
-import type { GenerationEvent } from "../../engine/events.js";
+import { collectResult, toEngineError, type GenerationEvent } from "../../engine/index.js";
 import type { RequestContext, RouteInput } from "../context.js";
 import { jsonResponse, pullFirst } from "../respond.js";
 import { createSseResponse, formatSseEvent } from "../sse.js";

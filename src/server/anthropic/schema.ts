@@ -6,7 +6,7 @@
  * @see https://docs.claude.com/en/api/messages
  */
 import * as v from "valibot";
-import { EngineError } from "../../engine/errors.js";
+import { EngineError } from "../../engine/index.js";
 
 const text = (rule = "must be a string") => v.string(rule);
 const flag = () => v.nullish(v.boolean("must be a boolean"));

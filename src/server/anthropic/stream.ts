@@ -5,8 +5,7 @@
  * `error` replaces the rest after a failure.
  * @see https://docs.claude.com/en/api/messages-streaming
  */
-import type { GenerationEvent } from "../../engine/events.js";
-import type { EngineError } from "../../engine/errors.js";
+import type { GenerationEvent, EngineError } from "../../engine/index.js";
 import { formatSseEvent } from "../sse.js";
 import { toErrorBody } from "./errors.js";
 import { toAnthropicUsage, toStopReason, toToolUseId } from "./response.js";

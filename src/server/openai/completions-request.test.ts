@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EngineError } from "../../engine/errors.js";
+import { EngineError } from "../../engine/index.js";
 import { DEFAULT_COMPLETION_MAX_TOKENS, fromCompletionRequest } from "./completions-request.js";
 
 describe("fromCompletionRequest", () => {

@@ -3,7 +3,7 @@
  * The prompt goes to the engine verbatim: autocomplete clients render their own FIM prompts.
  */
 import * as v from "valibot";
-import type { CompletionRequest } from "../../engine/messages.js";
+import type { CompletionRequest } from "../../engine/index.js";
 import { optional, toIncludeUsage, toSampling, toStop } from "./request.js";
 import { parseBody, positiveIntSchema, rangeSchema, samplingFields } from "./schema.js";
 

@@ -3,9 +3,7 @@
  * (https://platform.openai.com/docs/api-reference/completions/object). Choices come one per generation, `n` to a
  * prompt in prompt order; an echoed prompt (from the start event) leads its choice's text and logprobs.
  */
-import type { ChatResult } from "../../engine/collect.js";
-import { toEngineError } from "../../engine/errors.js";
-import type { GenerationEvent, PromptTokenLogprob, Usage } from "../../engine/events.js";
+import { type ChatResult, toEngineError, type GenerationEvent, type PromptTokenLogprob, type Usage } from "../../engine/index.js";
 import { sequenceChoices, sumChoiceUsage } from "./choices.js";
 import { toOpenAIErrorBody } from "./errors.js";
 import { toOpenAIFinishReason, type OpenAIFinishReason } from "./finish-reason.js";

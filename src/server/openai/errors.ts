@@ -2,7 +2,7 @@
  * OpenAI error shape and the one table EngineError code → (HTTP status, `type`, `code`).
  * See https://platform.openai.com/docs/guides/error-codes.
  */
-import { EngineError, type EngineErrorCode } from "../../engine/errors.js";
+import { EngineError, type EngineErrorCode } from "../../engine/index.js";
 
 /** The body every OpenAI error carries: `{"error":{message,type,param,code}}`. */
 export interface OpenAIErrorBody {

@@ -3,10 +3,9 @@
  * system and developer messages merge into one system text (chat templates reject `developer` and late system
  * turns); assistant tool_calls keep their order as typed parts.
  */
-import { EngineError } from "../../engine/errors.js";
+import { EngineError, type ChatRequest, type ImagePart, type Message, type Part, type ResponseFormat, type SamplingOptions, type TextPart, type ToolChoice, type ToolSpec } from "../../engine/index.js";
 import { JsonTooDeepError, parseBoundedJson } from "../../lib/json-depth.js";
 import { tooDeep } from "../read-json-body.js";
-import type { ChatRequest, ImagePart, Message, Part, ResponseFormat, SamplingOptions, TextPart, ToolChoice, ToolSpec } from "../../engine/messages.js";
 import { chatCompletionRequestSchema, parseBody, type ChatCompletionRequestBody, type ChatContentBody, type ChatMessageBody } from "./schema.js";
 
 /** A ChatRequest whose `maxTokens` may still be open: the route fills the default from the model's context. */

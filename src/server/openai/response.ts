@@ -1,8 +1,7 @@
 /**
  * ChatResult → the non-streaming chat.completion object (https://platform.openai.com/docs/api-reference/chat/object).
  */
-import type { ChatResult } from "../../engine/collect.js";
-import type { TokenLogprob } from "../../engine/events.js";
+import type { ChatResult, TokenLogprob } from "../../engine/index.js";
 import { sumChoiceUsage } from "./choices.js";
 import { toOpenAIFinishReason, type OpenAIFinishReason } from "./finish-reason.js";
 import { toChatUsage, type ChatUsage } from "./usage.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EngineError } from "../../engine/errors.js";
+import { EngineError } from "../../engine/index.js";
 import { fromResponsesRequest } from "./responses-request.js";
 
 describe("fromResponsesRequest", () => {

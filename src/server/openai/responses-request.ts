@@ -5,7 +5,7 @@
  * tool types kiln cannot serve (web search, local shell, custom tools) are skipped, not rejected.
  */
 import * as v from "valibot";
-import type { ImagePart, Message, Part, ResponseFormat, TextPart, ToolChoice, ToolSpec } from "../../engine/messages.js";
+import type { ImagePart, Message, Part, ResponseFormat, TextPart, ToolChoice, ToolSpec } from "../../engine/index.js";
 import { optional, parseArguments, toImagePart, toSampling, type ChatRequestDraft } from "./request.js";
 import { parseBody, positiveIntSchema, rangeSchema } from "./schema.js";
 

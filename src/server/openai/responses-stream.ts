@@ -5,8 +5,7 @@
  * output_item.done; `sequence_number` rises from 0; the stream ends with response.completed or response.failed.
  * The non-streaming route folds the same events and returns the final object, so both paths agree.
  */
-import { toEngineError } from "../../engine/errors.js";
-import type { GenerationEvent } from "../../engine/events.js";
+import { toEngineError, type GenerationEvent } from "../../engine/index.js";
 import type { IdFactory } from "../../lib/ids.js";
 import { toOpenAIErrorBody } from "./errors.js";
 import { argumentsText, toCallId, toChatLogprobs, type ChatTokenLogprob } from "./response.js";

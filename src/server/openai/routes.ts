@@ -4,10 +4,7 @@
  * thrown EngineErrors (real HTTP status); later ones travel in-band.
  */
 import { observeEvents } from "../observe-events.js";
-import type { ModelInfo } from "../../engine/backend.js";
-import { collectResult, type ChatResult } from "../../engine/collect.js";
-import { EngineError } from "../../engine/errors.js";
-import type { GenerationEvent } from "../../engine/events.js";
+import { type ModelInfo, collectResult, type ChatResult, EngineError, type GenerationEvent } from "../../engine/index.js";
 import type { RequestContext, RouteInput } from "../context.js";
 import { jsonResponse, pullFirst } from "../respond.js";
 import { createSseResponse, formatSseComment } from "../sse.js";

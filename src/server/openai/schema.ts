@@ -4,7 +4,7 @@
  * keys instead of rejecting them, because clients send vendor extras (cache_control, prompt_cache_key, …).
  */
 import * as v from "valibot";
-import { EngineError } from "../../engine/errors.js";
+import { EngineError } from "../../engine/index.js";
 
 /** A number within [min, max], named in the message so the 400 says what is allowed. */
 export function rangeSchema(min: number, max: number, integer = false) {

@@ -4,8 +4,7 @@
  * delta per text/reasoning/tool-call fragment (never content and tool_calls together), one finish chunk; after the
  * last choice the include_usage chunk with empty choices, then `data: [DONE]`.
  */
-import { toEngineError } from "../../engine/errors.js";
-import type { GenerationEvent, Usage } from "../../engine/events.js";
+import { toEngineError, type GenerationEvent, type Usage } from "../../engine/index.js";
 import { sequenceChoices, sumChoiceUsage } from "./choices.js";
 import { toOpenAIErrorBody } from "./errors.js";
 import { toOpenAIFinishReason, type OpenAIFinishReason } from "./finish-reason.js";

@@ -3,12 +3,13 @@
  * allocates contextSize × sequences KV cells, so every sequence can hold a full ctxSize), a slot pool with prefix
  * affinity over those sequences, and the request → token plan translation.
  */
-import type { BatchingOptions, Llama, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
-import type { GenerateOptions, LoadedModel, ModelInfo, PrefixCacheStats } from "../../backend.js";
-import { EngineError } from "../../errors.js";
+import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
+import type { ModelInfo, PrefixCacheStats } from "../../backend.js";
+import { EngineError } from "../../../errors/engine-error.js";
 import type { GenerationEvent } from "../../events.js";
-import { planChat, planCompletion, tokenizeChat, type PlanTarget } from "../../generation-plan.js";
-import type { ChatRequest, CompletionRequest } from "../../messages.js";
+import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
+import { defaultContextSize, LocalModel } from "../../local-model.js";
+import type { PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
 import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
 import { sequenceOrdered } from "./batch-order.js";
@@ -19,10 +20,10 @@ import { describeModel } from "./describe-model.js";
 import { loadGgufModel } from "./load-llama.js";
 import { PrefillChunker } from "./prefill-chunks.js";
 import { readPrefixCacheKey } from "./prefix-cache-key.js";
-import { PrefixDiskCache, type PrefixDiskSettings } from "./prefix-disk-cache.js";
+import { PrefixDiskCache } from "./prefix-disk-cache.js";
 import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
-import { SlotPool, type PrefixDivergence } from "./slot-pool.js";
+import { SlotPool } from "./slot-pool.js";
 
 /** How to load and serve one model. */
 export interface LlamaCppModelOptions {
@@ -53,12 +54,10 @@ export interface LlamaCppModelOptions {
   onPrefixDivergence?(modelId: string, info: PrefixDivergence): void;
 }
 
-const DEFAULT_CTX_SIZE = 4096;
-
 /** Loads the file and creates its context; failures are `backend_failure` errors naming the file. */
 export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<LlamaCppModel> {
   const model = await loadGgufModel(options.llama, options.path);
-  const ctxSize = options.ctxSize ?? Math.min(model.trainContextSize, DEFAULT_CTX_SIZE);
+  const ctxSize = defaultContextSize(model.trainContextSize, options.ctxSize);
   let context: LlamaContext;
   const measured = options.batching?.itemPrioritizationStrategy;
   const batching: BatchingOptions = {
@@ -109,10 +108,10 @@ function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number
   return { threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
 }
 
-export class LlamaCppModel implements LoadedModel {
+export class LlamaCppModel extends LocalModel {
   readonly parallel: number;
   private readonly runtime: GenerationRuntime;
-  private readonly target: PlanTarget;
+  protected readonly target: PlanTarget;
   private readonly pool: SlotPool;
 
   constructor(
@@ -124,6 +123,7 @@ export class LlamaCppModel implements LoadedModel {
     private readonly threadPool?: AttachedThreadPool,
     private readonly disk?: PrefixDiskCache,
   ) {
+    super();
     this.parallel = options.parallel;
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
     const pool = new SlotPool(sequences, {
@@ -139,16 +139,8 @@ export class LlamaCppModel implements LoadedModel {
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }
 
-  async *generate(request: ChatRequest, options: GenerateOptions = {}): AsyncGenerator<GenerationEvent> {
-    yield* runGeneration(this.runtime, await planChat(this.target, request), options.signal);
-  }
-
-  async *complete(request: CompletionRequest, options: GenerateOptions = {}): AsyncGenerator<GenerationEvent> {
-    yield* runGeneration(this.runtime, await planCompletion(this.target, request), options.signal);
-  }
-
-  async countTokens(request: ChatRequest): Promise<number> {
-    return (await tokenizeChat(this.target, request)).length;
+  protected run(plan: GenerationPlan, signal?: AbortSignal): AsyncIterable<GenerationEvent> {
+    return runGeneration(this.runtime, plan, signal);
   }
 
   cacheStats(): PrefixCacheStats {

@@ -6,10 +6,8 @@
 import { open, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel } from "node-llama-cpp";
-import { EngineError } from "../../errors.js";
-
-/** `"auto"` (or true): use a GPU when a working one is found, else the CPU. `false`: CPU only. */
-export type GpuChoice = "auto" | boolean;
+import { EngineError } from "../../../errors/engine-error.js";
+import type { GpuChoice } from "../../engine-options.js";
 
 /** Opens the llama.cpp bindings; a failing GPU initialisation falls back to the CPU build. */
 export async function openLlama(gpu: GpuChoice = "auto"): Promise<Llama> {

@@ -12,19 +12,9 @@ import { enforceDiskBudget } from "./prefix-disk-budget.js";
 import { nameOfKey, type PrefixCacheKey } from "./prefix-cache-key.js";
 import { checkStateFile, checksumFile, readPrefixRecord, recordPath, removePrefixFiles, statePath, type PrefixRecord } from "./prefix-state-file.js";
 import { isProcessAlive } from "../../../lib/process-alive.js";
+import type { PrefixDiskSettings } from "../../engine-options.js";
 
 /** Settings of the disk tier. */
-export interface PrefixDiskSettings {
-  /** The cache folder shared by every model (`$KILN_HOME/cache/prefix`). */
-  dir: string;
-  /** Bound on the bytes of every saved state under `dir` together. */
-  maxBytes: number;
-  /** A sequence is saved once it holds at least this many tokens not already on disk (default 1,024). */
-  minTokens?: number;
-  /** Where warnings about unusable files go (default: stderr). */
-  warn?(message: string): void;
-}
-
 type PrefixDiskOptions = Required<PrefixDiskSettings>;
 
 export const DEFAULT_DISK_MIN_TOKENS = 1024;

@@ -7,7 +7,7 @@
  * so they share decode batches and a slow reader holds up no one else.
  */
 import { LlamaGrammarEvaluationState, type Llama, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
-import { EngineError, toEngineError } from "../../errors.js";
+import { EngineError, toEngineError } from "../../../errors/engine-error.js";
 import type { FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob } from "../../events.js";
 import type { GenerationPlan } from "../../generation-plan.js";
 import { TokenEvents } from "../../token-events.js";

@@ -12,19 +12,8 @@
  */
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { CacheTier } from "../../events.js";
+import type { PrefixDivergence } from "../../engine-options.js";
 import { commonPrefix, type PrefixDiskCache } from "./prefix-disk-cache.js";
-
-/** Where a prompt left the best cached prefix; for the prefix-cache debug log. */
-export interface PrefixDivergence {
-  /** Token position of the first difference (equals the reused prefix length before the last-token rule). */
-  position: number;
-  promptTokens: number;
-  /** Tokens the chosen sequence held. */
-  cachedTokens: number;
-  /** A little text around the divergence: what the cache held and what the prompt has there. */
-  cachedExcerpt: string;
-  promptExcerpt: string;
-}
 
 export interface SlotPoolOptions {
   /** false: every request starts from an empty sequence (for measuring what the cache saves). */

@@ -5,30 +5,13 @@
 import type { GenerateOptions, LoadedModel, ModelInfo } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
 import type { ChatRequest, CompletionRequest } from "../../messages.js";
-import { EngineError } from "../../errors.js";
-import { ReplicaPool, type Replica, type ReplicaSpec } from "./replica-pool.js";
+import { EngineError } from "../../../errors/engine-error.js";
+import type { RemoteModelSpec, ReplicaSpec } from "../../model-specs.js";
+import { ReplicaPool, type Replica } from "./replica-pool.js";
 import { toUpstreamChatBody } from "./upstream-request.js";
 import { UpstreamEventMapper, readSseData } from "./upstream-events.js";
 import { fromUpstreamResponse } from "./upstream-errors.js";
 import { describeFetchError } from "./fetch-error.js";
-
-export interface RemoteModelSpec {
-  id: string;
-  aliases?: string[];
-  /**
-   * The model name the upstream expects. When omitted: `id` if the upstream serves it, else the upstream's model
-   * when it serves exactly one (reported as `details.upstreamModelPicked`), else `id`.
-   */
-  upstreamModel?: string;
-  replicas: ReplicaSpec[];
-  /** Context window; read from the upstream's /models when omitted. */
-  contextSize?: number;
-  /** Concurrent requests per replica (default 8). */
-  maxConcurrency?: number;
-  healthIntervalMs?: number;
-  /** Time to wait for the upstream's response headers (default 60 s). */
-  connectTimeoutMs?: number;
-}
 
 /** Creates the model and learns its context window from the first replica that answers. */
 export async function createRemoteModel(spec: RemoteModelSpec): Promise<LoadedModel> {

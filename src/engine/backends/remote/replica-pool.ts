@@ -3,14 +3,8 @@
  * health check that takes failing replicas out and puts them back, and passive marking on connection failures.
  * Connection reuse comes from fetch's keep-alive pool.
  */
+import type { ReplicaSpec } from "../../model-specs.js";
 import { describeFetchError } from "./fetch-error.js";
-
-export interface ReplicaSpec {
-  /** Base URL including the API prefix, e.g. http://gpu1:8000/v1. */
-  url: string;
-  /** Bearer key for the upstream, if it needs one. */
-  apiKey?: string;
-}
 
 export interface ReplicaState {
   url: string;

@@ -1,5 +1,5 @@
 /** Maps an upstream HTTP failure to an EngineError: its 4xx stay client errors, its 5xx and timeouts are retryable. */
-import { EngineError } from "../../errors.js";
+import { EngineError } from "../../../errors/engine-error.js";
 
 /** Reads the upstream's error body (OpenAI or Anthropic shape, or text) and maps its status. */
 export async function fromUpstreamResponse(response: Response, url: string): Promise<EngineError> {

@@ -5,7 +5,7 @@
  * gives the prompt size before the first token.
  */
 import type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "../../events.js";
-import { EngineError } from "../../errors.js";
+import { EngineError } from "../../../errors/engine-error.js";
 import { randomId } from "../../../lib/ids.js";
 import { readSse } from "../../../lib/read-sse.js";
 import { parseToolArguments } from "../../tool-arguments.js";

@@ -3,7 +3,7 @@
  * `{code, message, details?}` and becomes an EngineError, so a recording can end the way a real failure does.
  */
 import { readFileSync } from "node:fs";
-import { EngineError } from "../../errors.js";
+import { EngineError } from "../../../errors/engine-error.js";
 import type { GenerationEvent } from "../../events.js";
 
 export function readEventFile(path: string): GenerationEvent[] {

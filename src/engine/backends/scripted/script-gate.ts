@@ -2,17 +2,9 @@
  * A gate scripted generations wait at after their `start` event, so a test can keep a request in flight (its slot
  * busy, its headers sent) for exactly as long as it needs, with no sleeps.
  */
+import type { ScriptGate } from "../../model-specs.js";
 
-/** Catches the next generations that reach it; they go on when it opens or their request is aborted. */
-export interface ScriptGate {
-  /** The next `count` generations to reach the gate wait there (later ones pass). */
-  hold(count?: number): void;
-  /** Lets every waiting generation go on. */
-  open(): void;
-  /** Waits when the gate still has a catch left; resolves at once when `signal` aborts. */
-  pass(signal?: AbortSignal): Promise<void>;
-}
-
+/** A gate that lets everything pass until `hold` is called. */
 export function createScriptGate(): ScriptGate {
   let catches = 0;
   let waiting: Array<() => void> = [];

@@ -6,25 +6,11 @@
  * every request fails with it before any event, as a real backend's early errors do.
  */
 import type { GenerateOptions, LoadedModel, ModelInfo } from "../../backend.js";
-import { EngineError } from "../../errors.js";
+import { EngineError } from "../../../errors/engine-error.js";
 import type { GenerationEvent } from "../../events.js";
 import type { ChatRequest, CompletionRequest } from "../../messages.js";
 import { readEventFile } from "./read-event-file.js";
-import type { ScriptGate } from "./script-gate.js";
-
-/** A scripted model to serve. */
-export interface ScriptedModelSpec {
-  id: string;
-  aliases?: string[];
-  /** The recording: an events.jsonl path (e.g. a golden fixture) or the events themselves. */
-  events: string | GenerationEvent[];
-  /** Requests it runs at once (default 1). */
-  parallel?: number;
-  /** Context window it reports (default 2048). */
-  contextSize?: number;
-  /** When held, each generation waits after `start` until it opens (or the request is aborted). */
-  gate?: ScriptGate;
-}
+import type { ScriptedModelSpec, ScriptGate } from "../../model-specs.js";
 
 export function createScriptedModel(spec: ScriptedModelSpec): LoadedModel {
   const events = typeof spec.events === "string" ? readEventFile(spec.events) : spec.events;

@@ -3,7 +3,7 @@
  * shares with them (only the rest is evaluated), as the llama.cpp backend's slots do. A model has one session per
  * parallel sequence; the pool hands each request the free one that shares the most of its prompt.
  */
-import { EngineError } from "../../errors.js";
+import { EngineError } from "../../../errors/engine-error.js";
 import type { DecodePlan, DecodeStepResult } from "./plan/decode.js";
 
 export class DecodeSession {

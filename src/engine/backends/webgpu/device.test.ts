@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { EngineError } from "../../errors.js";
+import { EngineError } from "../../../errors/engine-error.js";
 import { openGpuDevice, tryOpenGpuDevice } from "./device.js";
 import { bindBuffers, createKernel, createStorage, dispatch, readFloats } from "./kernels/run-kernel.js";
 

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { create, globals } from "webgpu";
-import { EngineError } from "../../errors.js";
+import { EngineError } from "../../../errors/engine-error.js";
 
 /** Which kernel set a device runs: f32-only portable kernels, or f16/subgroup kernels (later). */
 export type GpuTier = "portable" | "fast";

@@ -3,7 +3,7 @@
  * (GPU argmax when greedy, else the CPU sampler on read-back logits) until end of generation, a stop sequence, the
  * budget or an abort. Events come from the engine's shared TokenEvents, exactly as on llama.cpp.
  */
-import { EngineError } from "../../errors.js";
+import { EngineError } from "../../../errors/engine-error.js";
 import type { FinishReason, GenerationEvent } from "../../events.js";
 import type { GenerationPlan } from "../../generation-plan.js";
 import { TokenEvents } from "../../token-events.js";

@@ -4,10 +4,10 @@
  * token ids match the llama.cpp backend exactly.
  */
 import { stat } from "node:fs/promises";
-import type { GenerateOptions, LoadedModel, ModelInfo } from "../../backend.js";
+import type { ModelInfo } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
-import { planChat, planCompletion, tokenizeChat, type PlanTarget } from "../../generation-plan.js";
-import type { ChatRequest, CompletionRequest } from "../../messages.js";
+import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
+import { defaultContextSize, LocalModel } from "../../local-model.js";
 import { loadVocabulary, type LoadedVocabulary } from "../../text/load-vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
 import { DecodeSession, SessionPool } from "./decode-session.js";
@@ -35,13 +35,11 @@ export interface WebGpuModelOptions {
   ids: IdFactory;
 }
 
-const DEFAULT_CTX_SIZE = 4096;
-
 export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebGpuModel> {
   const file = await openGgufTensors(options.path);
   const config = readLlamaConfig(file.header);
   checkWeightTypes(file);
-  const ctxSize = options.ctxSize ?? Math.min(config.contextLength, DEFAULT_CTX_SIZE);
+  const ctxSize = defaultContextSize(config.contextLength, options.ctxSize);
   const vocabulary = await loadVocabulary(options.path);
   const arena = new WeightArena(options.gpu.device);
   try {
@@ -80,9 +78,9 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
   }
 }
 
-export class WebGpuModel implements LoadedModel {
+export class WebGpuModel extends LocalModel {
   readonly parallel: number;
-  private readonly target: PlanTarget;
+  protected readonly target: PlanTarget;
 
   constructor(
     readonly info: ModelInfo,
@@ -92,20 +90,9 @@ export class WebGpuModel implements LoadedModel {
     private readonly ids: IdFactory,
     ctxSize: number,
   ) {
+    super();
     this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, noGrammarBackend: "webgpu" };
     this.parallel = pool.sessions.length;
-  }
-
-  generate(request: ChatRequest, options: GenerateOptions = {}): AsyncIterable<GenerationEvent> {
-    return this.run(() => planChat(this.target, request), options);
-  }
-
-  complete(request: CompletionRequest, options: GenerateOptions = {}): AsyncIterable<GenerationEvent> {
-    return this.run(() => planCompletion(this.target, request), options);
-  }
-
-  async countTokens(request: ChatRequest): Promise<number> {
-    return (await tokenizeChat(this.target, request)).length;
   }
 
   async dispose(): Promise<void> {
@@ -114,11 +101,10 @@ export class WebGpuModel implements LoadedModel {
     await this.vocabulary.dispose();
   }
 
-  private async *run(makePlan: () => ReturnType<typeof planChat>, options: GenerateOptions): AsyncGenerator<GenerationEvent> {
-    const plan = await makePlan();
+  protected async *run(plan: GenerationPlan, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
     const { session, release } = this.pool.acquire(plan.prompt);
     try {
-      yield* runWebGpuGeneration(session, plan, { vocabulary: this.vocabulary.vocabulary, ids: this.ids }, options.signal);
+      yield* runWebGpuGeneration(session, plan, { vocabulary: this.vocabulary.vocabulary, ids: this.ids }, signal);
     } finally {
       release();
     }

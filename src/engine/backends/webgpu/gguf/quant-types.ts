@@ -2,7 +2,7 @@
  * The ggml tensor types the WebGPU backend knows, with their block geometry.
  * Numbers are ggml's on-disk type ids; block sizes follow ggml's `block_*` structs.
  */
-import { tensorTypeName } from "../../../../models/gguf-facts.js";
+import { tensorTypeName } from "../../../../gguf/describe-gguf.js";
 
 /** A ggml tensor type id, as stored in a GGUF tensor description. */
 export enum GgmlType {

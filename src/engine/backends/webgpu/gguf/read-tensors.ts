@@ -3,8 +3,8 @@
  * more than one tensor in memory. The header comes from the shared GGUF reader in models/.
  */
 import { open } from "node:fs/promises";
-import { EngineError } from "../../../errors.js";
-import { readGgufHeader, type GgufHeader, type GgufTensorInfo } from "../../../../models/gguf.js";
+import { EngineError } from "../../../../errors/engine-error.js";
+import { readGgufHeader, type GgufHeader, type GgufTensorInfo } from "../../../../gguf/read-gguf-header.js";
 import { GgmlType, blockInfo, isKnownType, typeName } from "./quant-types.js";
 
 /** An opened GGUF: its header and its tensors by name. */

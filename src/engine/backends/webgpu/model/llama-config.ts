@@ -2,8 +2,8 @@
  * The hyperparameters of a llama-family GGUF (llama, qwen2), read from its metadata with llama.cpp's defaults where a key is
  * optional. Keys: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md#llm
  */
-import { EngineError } from "../../../errors.js";
-import type { GgufHeader, GgufValue } from "../../../../models/gguf.js";
+import { EngineError } from "../../../../errors/engine-error.js";
+import type { GgufHeader, GgufValue } from "../../../../gguf/read-gguf-header.js";
 
 /** What the forward pass needs to know about a llama model. */
 export interface LlamaConfig {

@@ -2,7 +2,7 @@
  * Builds the per-token dispatch list of a llama decode step once, at load: every pipeline and bind group exists
  * before the first token, so a step only records setPipeline / setBindGroup / dispatchWorkgroups.
  */
-import { EngineError } from "../../../errors.js";
+import { EngineError } from "../../../../errors/engine-error.js";
 import type { LlamaConfig } from "../model/llama-config.js";
 import { argmaxChunks, createArgmax } from "../kernels/argmax.js";
 import { createAttention } from "../kernels/attention.js";

@@ -2,7 +2,7 @@
  * Uploads a llama GGUF's weights for the decode plan: matrices repacked to planar ranges in the arena, norm
  * gains as f32. Reads one tensor at a time, so host memory peaks at about one tensor.
  */
-import { EngineError } from "../../../errors.js";
+import { EngineError } from "../../../../errors/engine-error.js";
 import { dequantize } from "../gguf/codecs.js";
 import { repackPlanar, type PlanarTensor } from "../gguf/planar.js";
 import { GgmlType, typeName } from "../gguf/quant-types.js";

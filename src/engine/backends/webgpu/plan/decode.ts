@@ -4,7 +4,7 @@
  * there (the base for run-ahead decoding).
  */
 import { availableParallelism } from "node:os";
-import { EngineError, contextOverflow } from "../../../errors.js";
+import { EngineError, contextOverflow } from "../../../../errors/engine-error.js";
 import type { GpuDevice } from "../device.js";
 import type { LlamaConfig } from "../model/llama-config.js";
 import { groupsFor, readBack } from "../kernels/run-kernel.js";

@@ -2,7 +2,7 @@
  * Weights live in a few large buffers ("arenas") and bind as ranges: buffer creation and first binding are
  * expensive in WebGPU, and fewer objects are easier to track (design §2.2).
  */
-import { EngineError } from "../../../errors.js";
+import { EngineError } from "../../../../errors/engine-error.js";
 
 /** A 256-byte aligned range of an arena (256 = the strictest storage offset alignment among GPUs). */
 export interface ArenaRange {

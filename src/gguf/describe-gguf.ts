@@ -2,7 +2,7 @@
  * The facts about a model that `kiln models show` prints, read from its GGUF header: architecture, parameter
  * count (summed over the tensor shapes), training context length, chat template presence, quantization.
  */
-import type { GgufHeader, GgufValue } from "./gguf.js";
+import type { GgufHeader, GgufValue } from "./read-gguf-header.js";
 
 /** What the store records about a model file's contents. */
 export interface GgufFacts {

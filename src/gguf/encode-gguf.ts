@@ -1,8 +1,8 @@
 /**
- * A minimal GGUF writer (version 3), the inverse of gguf.ts. It exists so tests can build small, deterministic
+ * A minimal GGUF writer (version 3), the inverse of read-gguf-header.ts. It exists so tests can build small, deterministic
  * model files instead of committing binaries. Tensors are F32 arrays, or bytes already encoded in a ggml type.
  */
-import { GgufType } from "./gguf.js";
+import { GgufType } from "./read-gguf-header.js";
 
 /** One metadata entry with its on-disk type; arrays name their item type. */
 export type GgufEntry =

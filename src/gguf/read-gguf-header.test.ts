@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeGguf } from "./gguf-facts.js";
-import { GgufFormatError, GgufType, parseGgufHeader, readGgufHeader } from "./gguf.js";
-import { encodeGguf, type GgufEntry } from "./gguf-write.js";
+import { describeGguf } from "./describe-gguf.js";
+import { GgufFormatError, GgufType, parseGgufHeader, readGgufHeader } from "./read-gguf-header.js";
+import { encodeGguf, type GgufEntry } from "./encode-gguf.js";
 
 const longVocab = Array.from({ length: 3000 }, (_, i) => `tok${i}`);
 const metadata: GgufEntry[] = [

@@ -1,0 +1,83 @@
+/**
+ * How an engine is built: the models to serve and the settings every backend is opened with. The engine declares
+ * these shapes and the backends read them, so callers never reach into a backend for a type.
+ */
+import { availableParallelism } from "node:os";
+import { newId, type IdFactory } from "../lib/ids.js";
+import type { ModelDeclaration, RemoteModelSpec, ScriptedModelSpec } from "./model-specs.js";
+
+/** `"auto"` (or true): use a GPU when a working one is found, else the CPU. `false`: CPU only. */
+export type GpuChoice = "auto" | boolean;
+
+/** The prefix cache's disk tier (backends that have one: llama.cpp). */
+export interface PrefixDiskSettings {
+  /** The cache folder shared by every model (`$KILN_HOME/cache/prefix`). */
+  dir: string;
+  /** Bound on the bytes of every saved state under `dir` together. */
+  maxBytes: number;
+  /** A sequence is saved once it holds at least this many tokens not already on disk (default 1,024). */
+  minTokens?: number;
+  /** Where warnings about unusable files go (default: stderr). */
+  warn?(message: string): void;
+}
+
+/** Where a prompt diverged from the best cached sequence (the prefix-cache debug hook). */
+export interface PrefixDivergence {
+  /** Token position of the first difference (equals the reused prefix length before the last-token rule). */
+  position: number;
+  promptTokens: number;
+  /** Tokens the chosen sequence held. */
+  cachedTokens: number;
+  /** A little text around the divergence: what the cache held and what the prompt has there. */
+  cachedExcerpt: string;
+  promptExcerpt: string;
+}
+
+/** The settings every backend is opened with; each backend uses those that apply to it. */
+export interface BackendSettings {
+  /** Sequences decoded together per model. */
+  parallel: number;
+  /** CPU threads. */
+  threads: number;
+  /** Tool-call ids (injectable for golden files). */
+  ids: IdFactory;
+  /** Tokens per sequence, prompt + output (default min(train context, 4096)). */
+  ctxSize?: number;
+  /** Reuse cached prompt prefixes across requests (default true; false for benchmarks). */
+  prefixCache?: boolean;
+  /** Prompt tokens the WebGPU backend evaluates together (default 64; 1: token by token, a benchmark baseline). */
+  promptBatch?: number;
+  /** Save long prefixes under this folder too, so they outlive eviction and restarts (llama.cpp models). */
+  prefixCacheDisk?: PrefixDiskSettings;
+  /** "auto" (default): a GPU when one works, else the CPU; false: CPU only. */
+  gpu?: GpuChoice;
+  /** Debug hook: where a prompt diverged from the best cached sequence (for a prefix-cache log). */
+  onPrefixDivergence?(model: string, info: PrefixDivergence): void;
+}
+
+export interface EngineOptions extends Partial<BackendSettings> {
+  models: ModelDeclaration[];
+  /** Models served by remote OpenAI-compatible engines (replicas of vLLM, SGLang, llama-server, kiln). */
+  remoteModels?: RemoteModelSpec[];
+  /** Models that replay recorded events (tests of everything around the model, without loading one). */
+  scriptedModels?: ScriptedModelSpec[];
+  /** Backend of models that do not name one (default "llama-cpp"). */
+  backend?: string;
+  /** Requests that may wait per model beyond `parallel` (default 64); more are refused as overloaded. */
+  queue?: number;
+  /** Called as each model (local or remote) finishes loading, with how long it took (metrics). */
+  onModelLoad?(model: string, milliseconds: number): void;
+}
+
+export const DEFAULT_PARALLEL = 4;
+export const DEFAULT_QUEUE = 64;
+
+/** The backend settings of these options, defaults filled in. */
+export function toBackendSettings(options: Partial<BackendSettings>): BackendSettings {
+  return {
+    ...options,
+    parallel: options.parallel ?? DEFAULT_PARALLEL,
+    threads: options.threads ?? availableParallelism(),
+    ids: options.ids ?? newId,
+  };
+}
