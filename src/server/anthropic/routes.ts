@@ -4,7 +4,6 @@
  * status); errors after the stream began travel in-band as an `error` event.
  * @see https://docs.claude.com/en/api/messages
  */
-import { observeEvents } from "../observe-events.js";
 import { collectResult } from "../../engine/collect.js";
 import { toEngineError } from "../../engine/errors.js";
 import type { GenerationEvent } from "../../engine/events.js";
@@ -22,7 +21,7 @@ export async function handleMessages(ctx: RequestContext, input: RouteInput): Pr
   const body = parseRequest(MessagesRequestSchema, input.body);
   const request = { ...fromMessagesRequest(body), metadata: { requestId: ctx.requestId, keyId: ctx.principal.keyId } };
   ctx.report?.({ model: body.model, stream: body.stream === true });
-  const events = observeEvents(ctx, await pullFirst(ctx.engine.generate(request, { signal: ctx.signal })));
+  const events = await pullFirst(ctx.engine.generate(request, { signal: ctx.signal }));
   const options = { messageId: ctx.ids("msg_"), model: body.model };
   if (!body.stream) return jsonResponse(toMessage(await collectResult(events), { id: options.messageId, model: body.model }));
   return createSseResponse(encodeFrames(events, createMessagesEncoder(options)), {

@@ -3,7 +3,6 @@
  * with JSON or SSE. "Pull the first event, then commit headers": errors before generation starts reach app.ts as
  * thrown EngineErrors (real HTTP status); later ones travel in-band.
  */
-import { observeEvents } from "../observe-events.js";
 import type { ModelInfo } from "../../engine/backend.js";
 import { collectResult, type ChatResult } from "../../engine/collect.js";
 import { EngineError } from "../../engine/errors.js";
@@ -68,17 +67,16 @@ async function startGeneration(ctx: RequestContext, draft: ChatRequestDraft): Pr
 }
 
 /**
- * One lazily started generation per choice, reporting into one usage record. The first is pulled at once, so an error
- * before it starts is still a real HTTP status; the others start when the choice before them has ended.
+ * One lazily started generation per choice (all observed into the request's one record). The first is pulled at
+ * once, so an error before it starts is still a real HTTP status; the others start when the choice before them ended.
  */
 async function startChoices<R extends { metadata?: Record<string, string> }>(
   ctx: RequestContext,
   requests: R[],
   run: (request: R, options: { signal: AbortSignal }) => AsyncIterable<GenerationEvent>,
 ): Promise<Array<() => AsyncIterable<GenerationEvent>>> {
-  const totals = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
   const metadata = { requestId: ctx.requestId, keyId: ctx.principal.keyId };
-  const start = (request: R) => observeEvents(ctx, run({ ...request, metadata }, { signal: ctx.signal }), totals);
+  const start = (request: R) => run({ ...request, metadata }, { signal: ctx.signal });
   const first = await pullFirst(start(requests[0]!));
   return requests.map((request, i) => (i === 0 ? () => first : () => start(request)));
 }

@@ -1,4 +1,4 @@
-/** Model scopes of keys: which models a principal may see and use. */
+/** Model scopes of keys: which models a principal may see and use (Principal.models). */
 import type { ModelInfo } from "../engine/backend.js";
 import type { Engine } from "../engine/engine-types.js";
 import { EngineError } from "../engine/errors.js";
