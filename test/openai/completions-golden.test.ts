@@ -2,8 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { collectResult } from "../../src/engine/collect.js";
 import { checkEventSequence } from "../../src/engine/event-invariants.js";
-import { fromCompletionRequest } from "../../src/server/openai/completions-request.js";
-import { encodeCompletionStream, toTextCompletion } from "../../src/server/openai/completions-response.js";
+import { fromCompletionRequest } from "../../src/server/openai/completions/request.js";
+import { toTextCompletion } from "../../src/server/openai/completions/response.js";
+import { encodeCompletionStream } from "../../src/server/openai/completions/stream.js";
 import { golden, joinText, listCases, readEvents, readJson, replay } from "../helpers/golden.js";
 import { checkCompletionStream } from "../helpers/openai-stream.js";
 

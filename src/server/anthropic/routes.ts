@@ -5,11 +5,11 @@
  * @see https://docs.claude.com/en/api/messages
  */
 import { collectResult } from "../../engine/collect.js";
-import { toEngineError } from "../../engine/errors.js";
 import type { GenerationEvent } from "../../engine/events.js";
 import type { RequestContext, RouteInput } from "../context.js";
 import { jsonResponse, pullFirst } from "../respond.js";
 import { createSseResponse, formatSseEvent } from "../sse.js";
+import { guardStream } from "../stream-guard.js";
 import { fromCountTokensRequest, fromMessagesRequest } from "./request.js";
 import { toMessage } from "./response.js";
 import { checkAnthropicVersion, CountTokensRequestSchema, MessagesRequestSchema, parseRequest } from "./schema.js";
@@ -24,7 +24,8 @@ export async function handleMessages(ctx: RequestContext, input: RouteInput): Pr
   const events = await pullFirst(ctx.engine.generate(request, { signal: ctx.signal }));
   const options = { messageId: ctx.ids("msg_"), model: body.model };
   if (!body.stream) return jsonResponse(toMessage(await collectResult(events), { id: options.messageId, model: body.model }));
-  return createSseResponse(encodeFrames(events, createMessagesEncoder(options)), {
+  const frames = guardStream(encodeFrames(events, createMessagesEncoder(options)), (error) => [encodeMessagesError(error)]);
+  return createSseResponse(frames, {
     keepAlive: formatSseEvent("ping", { type: "ping" }),
   });
 }
@@ -38,12 +39,8 @@ export async function handleCountTokens(ctx: RequestContext, input: RouteInput):
   return jsonResponse({ input_tokens: inputTokens });
 }
 
-/** Engine failures after the 200 become the in-band `error` event, then the stream ends. */
+/** Each engine event as the SSE text it produces (a failure thrown after the 200 is the stream guard's). */
 async function* encodeFrames(events: AsyncIterable<GenerationEvent>, encode: (event: GenerationEvent) => string): AsyncGenerator<string> {
-  try {
-    for await (const event of events) yield encode(event);
-  } catch (error) {
-    yield encodeMessagesError(toEngineError(error));
-  }
+  for await (const event of events) yield encode(event);
 }
 

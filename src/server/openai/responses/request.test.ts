@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { EngineError } from "../../engine/errors.js";
-import { fromResponsesRequest } from "./responses-request.js";
+import { EngineError } from "../../../engine/index.js";
+import { fromResponsesRequest } from "./request.js";
 
 describe("fromResponsesRequest", () => {
   it("translates a Codex-style request: instructions + developer → system, items → ordered turns", () => {

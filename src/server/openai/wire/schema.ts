@@ -1,10 +1,10 @@
 /**
- * Wire schemas of POST /v1/chat/completions (https://platform.openai.com/docs/api-reference/chat/create) and the
- * field schemas /v1/completions and /v1/responses share. Lenient by design: `v.object` drops unknown
- * keys instead of rejecting them, because clients send vendor extras (cache_control, prompt_cache_key, …).
+ * The field schemas chat completions, completions and the Responses API share, and the one validator that turns
+ * the first problem into a 400 naming the field. Lenient by design: `v.object` drops unknown keys instead of
+ * rejecting them, because clients send vendor extras (cache_control, prompt_cache_key, …).
  */
 import * as v from "valibot";
-import { EngineError } from "../../engine/errors.js";
+import { EngineError } from "../../../engine/index.js";
 
 /** A number within [min, max], named in the message so the 400 says what is allowed. */
 export function rangeSchema(min: number, max: number, integer = false) {
@@ -37,87 +37,6 @@ export const samplingFields = {
   stream_options: v.nullish(v.object({ include_usage: v.nullish(v.boolean()) })),
   n: v.nullish(rangeSchema(1, MAX_CHOICES, true)),
 };
-
-const textPartSchema = v.object({ type: v.literal("text"), text: v.string() });
-const imagePartSchema = v.object({
-  type: v.literal("image_url"),
-  image_url: v.union([v.string(), v.object({ url: v.string(), detail: v.nullish(v.string()) })]),
-});
-const refusalPartSchema = v.object({ type: v.literal("refusal"), refusal: v.string() });
-
-/** Content as a string or typed parts; null allowed where OpenAI allows it (assistant). */
-const contentSchema = v.union([v.string(), v.array(v.variant("type", [textPartSchema, imagePartSchema, refusalPartSchema]))]);
-
-const toolCallSchema = v.object({
-  id: v.string(),
-  type: v.nullish(v.literal("function")),
-  function: v.object({ name: v.string(), arguments: v.nullish(v.string()) }),
-});
-
-const messageSchema = v.variant("role", [
-  v.object({ role: v.literal("system"), content: contentSchema }),
-  v.object({ role: v.literal("developer"), content: contentSchema }),
-  v.object({ role: v.literal("user"), content: contentSchema }),
-  v.object({
-    role: v.literal("assistant"),
-    content: v.nullish(contentSchema),
-    tool_calls: v.nullish(v.array(toolCallSchema)),
-    reasoning_content: v.nullish(v.string()),
-    reasoning: v.nullish(v.string()),
-  }),
-  v.object({ role: v.literal("tool"), content: contentSchema, tool_call_id: v.string() }),
-]);
-
-/** `response_format`: text | json_object | json_schema (https://platform.openai.com/docs/guides/structured-outputs). */
-export const responseFormatSchema = v.nullish(v.variant("type", [
-  v.object({ type: v.literal("text") }),
-  v.object({ type: v.literal("json_object") }),
-  v.object({
-    type: v.literal("json_schema"),
-    json_schema: v.object({
-      name: v.nullish(v.string()),
-      description: v.nullish(v.string()),
-      schema: v.nullish(v.record(v.string(), v.unknown())),
-      strict: v.nullish(v.boolean()),
-    }),
-  }),
-]));
-
-const toolNameSchema = v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_.:-]{1,64}$/, "Expected a name of 1–64 letters, digits, '_' or '-'"));
-
-const toolSchema = v.object({
-  type: v.literal("function"),
-  function: v.object({
-    name: toolNameSchema,
-    description: v.nullish(v.string()),
-    parameters: v.nullish(v.record(v.string(), v.unknown())),
-    strict: v.nullish(v.boolean()),
-  }),
-});
-
-const toolChoiceSchema = v.nullish(v.union([
-  v.picklist(["none", "auto", "required"]),
-  v.object({ type: v.literal("function"), function: v.object({ name: v.string() }) }),
-]));
-
-/** The body of POST /v1/chat/completions. */
-export const chatCompletionRequestSchema = v.object({
-  model: v.pipe(v.string(), v.minLength(1, "Expected a model id")),
-  messages: v.pipe(v.array(messageSchema), v.minLength(1, "Expected at least one message")),
-  max_tokens: v.nullish(positiveIntSchema),
-  max_completion_tokens: v.nullish(positiveIntSchema),
-  ...samplingFields,
-  logprobs: v.nullish(v.boolean()),
-  top_logprobs: v.nullish(rangeSchema(0, 20, true)),
-  response_format: responseFormatSchema,
-  tools: v.nullish(v.array(toolSchema)),
-  tool_choice: toolChoiceSchema,
-  parallel_tool_calls: v.nullish(v.boolean()),
-});
-
-export type ChatCompletionRequestBody = v.InferOutput<typeof chatCompletionRequestSchema>;
-export type ChatMessageBody = v.InferOutput<typeof messageSchema>;
-export type ChatContentBody = v.InferOutput<typeof contentSchema>;
 
 /**
  * Validates a body (or a part of one at `prefix`, e.g. "input.3"); the first problem becomes a 400 whose `param`
