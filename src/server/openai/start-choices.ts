@@ -42,17 +42,19 @@ export async function collectChoices(choices: Array<() => AsyncIterable<Generati
   return results;
 }
 
+/** The model a request names, resolved by id or alias; 404 model_not_found when there is none. */
 export function requireModel(ctx: RequestContext, id: string): ModelInfo {
   const model = ctx.engine.findModel(id);
   if (!model) throw new EngineError("not_found", `The model '${id}' does not exist`, { param: "model", model: id });
   return model;
 }
 
-// Heartbeats are comments that do not start with ": ping" (Continue's reader treats that as the end).
+/** The SSE response of OpenAI streams. Heartbeats are comments that do not start with ": ping" (Continue's reader treats that as the end). */
 export function streamResponse(frames: AsyncIterable<string>): Response {
   return createSseResponse(frames, { keepAlive: formatSseComment("keep-alive") });
 }
 
+/** `created`: Unix seconds from the request's injectable clock. */
 export function unixSeconds(ctx: RequestContext): number {
   return Math.floor(ctx.now() / 1000);
 }

@@ -42,6 +42,17 @@ describe("fromResponsesRequest", () => {
     expect(request.responseFormat).toEqual({ type: "json-schema", name: "x", schema });
   });
 
+  it("maps tool_choice like chat does: a named function, required, and a choice of a tool kiln does not serve as auto", () => {
+    const tools = [{ type: "function", name: "shell", parameters: { type: "object" } }, { type: "web_search" }];
+    const choice = (tool_choice: unknown) => fromResponsesRequest({ model: "m", input: "hi", tools, tool_choice }).request.toolChoice;
+    expect(choice({ type: "function", name: "shell" })).toEqual({ type: "tool", name: "shell" });
+    expect(choice("required")).toEqual({ type: "required" });
+    expect(choice({ type: "web_search" })).toEqual({ type: "auto" });
+    let error: unknown;
+    try { choice({ type: "function", name: "nope" }); } catch (caught) { error = caught; }
+    expect(error).toMatchObject({ code: "invalid_request", details: { param: "tool_choice" } });
+  });
+
   it("names the item of invalid function_call arguments", () => {
     let error: unknown;
     try { fromResponsesRequest({ model: "m", input: [{ type: "function_call", name: "f", arguments: "{", call_id: "c" }] }); } catch (caught) { error = caught; }
