@@ -14,10 +14,11 @@ import { createClientErrorHandler, MAX_HEADER_BYTES, type RenderRejection } from
 import type { Principal, RequestContext, ResponseRecord, RouteDef, ServerFeatures, Surface } from "./context.js";
 import { DEFAULT_INPUT_LIMITS, withInputLimits, type InputLimits } from "./input-limits.js";
 import { createModelRoutes } from "./models-route.js";
-import { describeFailure } from "./observe-events.js";
 import { openaiSurface } from "./openai/surface.js";
 import { assertJsonContentType, DEFAULT_BODY_LIMIT, readJsonBody } from "./read-json-body.js";
+import { createRequestEngine } from "./request-engine.js";
 import { jsonResponse } from "./respond.js";
+import { createResponseObserver } from "./response-observer.js";
 import { withOutputCap, withResponseRecord } from "./server-hooks.js";
 
 /** Options of {@link createServer}. */
@@ -36,7 +37,10 @@ export interface ServerOptions {
   /** Called once per finished request, after `features.onResponse` (request logging). */
   onResponse?(record: ResponseRecord): void;
   ids?: IdFactory;
+  /** Unix milliseconds (`created` fields); injectable for golden files. */
   now?(): number;
+  /** Monotonic milliseconds for durations and token timings (default `performance.now`). */
+  clock?(): number;
 }
 
 /** A server not yet listening: `fetch` serves in-process; `listen` binds a port. */
@@ -82,7 +86,7 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
   const lifecycle: Lifecycle = { draining: false };
   const ids = options.ids ?? newId;
   const now = options.now ?? Date.now;
-  const state = trackEngine(engine);
+  const state = trackEngine(engine, features);
   const fallback = surfaces.find((s) => s.name === "openai") ?? surfaces[0] ?? anthropicSurface;
   const anthropic = surfaces.find((s) => s.name === "anthropic") ?? fallback;
 
@@ -99,20 +103,22 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
 
   async function dispatch(request: Request): Promise<Response> {
     const requestId = ids("req_");
-    const started = now();
     const signal = request.signal;
     const url = new URL(request.url);
     const match = matchCanonicalPath(url.pathname, patterns);
     const method = request.method === "HEAD" ? "GET" : request.method;
     const found = match && mounted.find((m) => m.route.path === match.pattern && m.route.method === method);
-    const record: ResponseRecord = { requestId, method: request.method, route: match?.pattern ?? "unmatched", status: 0, keyId: "anonymous", durationMs: 0 };
+    const observer = createResponseObserver(
+      { requestId, method: request.method, route: match?.pattern ?? "unmatched" },
+      { clock: options.clock, recordBodies: features?.recordBodies },
+    );
     let principal: Principal | undefined;
     let response: Response;
     try {
       response = await route();
     } catch (error) {
       const failure = toEngineError(error);
-      record.error = describeFailure(failure);
+      observer.fail(failure);
       response = pickSurface(match?.path ?? url.pathname, (name) => request.headers.has(name), found).errorResponse(failure, requestId);
     }
     const extra = principal ? await options.features?.responseHeaders?.(principal) : undefined;
@@ -120,8 +126,8 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
     const closing: Record<string, string> = lifecycle.draining ? { connection: "close" } : {};
     const headers = { ...CORS, ...extra, ...closing, "request-id": requestId, "x-request-id": requestId };
     return withResponseRecord(response, headers, (status) => {
-      Object.assign(record, { status, durationMs: now() - started });
-      options.features?.onResponse?.(record);
+      const record = observer.complete(status);
+      features?.onResponse?.(record);
       options.onResponse?.(record);
     });
 
@@ -135,19 +141,20 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
       if (!match || !found) throw new EngineError("not_found", `${request.method} ${url.pathname}: no such route`);
       if (lifecycle.draining) throw new EngineError("overloaded", "The server is shutting down; retry on another instance", { retryAfter: 5 });
       principal = await authorize(found.route.auth);
-      record.keyId = principal.keyId;
+      observer.record.keyId = principal.keyId;
       const ready = state.engine;
       if (!ready) throw state.failure ?? new EngineError("overloaded", "The model is still loading; retry shortly", { retryAfter: 2 });
       if (found.route.method === "POST") assertJsonContentType(request.headers);
       const body = found.route.method === "POST" ? await readJsonBody(request, options.maxBodyBytes ?? DEFAULT_BODY_LIMIT) : undefined;
+      const capped = withInputLimits(withOutputCap(ready, options.maxOutputTokens), options.inputLimits ?? DEFAULT_INPUT_LIMITS);
       const ctx: RequestContext = {
-        engine: wrapEngine(ready, principal, requestId),
+        engine: createRequestEngine(capped, { principal, observer, admit: features?.admit }),
         principal,
         requestId,
         ids,
         now,
         signal,
-        report: (fields) => Object.assign(record, fields),
+        report: (fields) => Object.assign(observer.record, fields),
       };
       const params = Object.fromEntries(Object.entries(match.params).map(([k, v]) => [k, decodePathParam(v)]));
       return found.route.handler(ctx, { body, params, query: url.searchParams, headers: request.headers });
@@ -159,11 +166,6 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
       if (!authenticated) throw unauthorized(request.headers);
       return authenticated;
     }
-  }
-
-  function wrapEngine(engine: Engine, principal: Principal, requestId: string): Engine {
-    const capped = withInputLimits(withOutputCap(engine, options.maxOutputTokens), options.inputLimits ?? DEFAULT_INPUT_LIMITS);
-    return features?.wrapEngine?.(capped, principal, requestId) ?? capped;
   }
 
   const app = new H3({ allowMalformedURL: true, silent: true });
@@ -183,10 +185,13 @@ function mountRoutes(surfaces: Surface[]): Mounted[] {
 
 interface EngineState { engine?: Engine; failure?: EngineError }
 
-function trackEngine(engine: Engine | Promise<Engine>): EngineState {
+function trackEngine(engine: Engine | Promise<Engine>, features?: ServerFeatures): EngineState {
   const state: EngineState = {};
   Promise.resolve(engine).then(
-    (ready) => { state.engine = ready; },
+    (ready) => {
+      state.engine = ready;
+      features?.attachEngine?.(ready);
+    },
     (error) => { state.failure = new EngineError("backend_failure", `The model failed to load: ${toEngineError(error).message}`); },
   );
   return state;

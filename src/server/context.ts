@@ -22,7 +22,10 @@ export interface KeyVerifier {
 
 /** Per-request context handed to protocol route handlers. */
 export interface RequestContext {
-  /** The engine as this principal sees it (wrapped for scopes, limits and usage when configured). */
+  /**
+   * The engine as this request sees it: generations are checked against the principal's model scope, admitted by
+   * the team policy and observed into the request's ResponseRecord (request-engine.ts).
+   */
   engine: Engine;
   principal: Principal;
   /** `req_…`, also sent as `request-id` and `x-request-id`. */
@@ -32,7 +35,7 @@ export interface RequestContext {
   now(): number;
   /** Aborted when the client disconnects. */
   signal: AbortSignal;
-  /** Adds facts to this request's ResponseRecord (model, usage, time to first token); optional for callers outside app.ts. */
+  /** Adds what the route knows to this request's ResponseRecord (requested model, stream); optional outside app.ts. */
   report?(fields: Partial<ResponseRecord>): void;
 }
 
@@ -40,11 +43,18 @@ export interface RequestContext {
 export interface ServerFeatures {
   /** Stored keys, checked after the static ones. */
   keys?: KeyVerifier;
-  /** Wraps the engine per principal: scopes, rate limits, usage accounting. */
-  wrapEngine?(engine: Engine, principal: Principal, requestId: string): Engine;
+  /**
+   * Admits a request of `principal` before its first generation takes a slot (rate limits), or throws (rate_limited).
+   * The admission is settled with the request's record once that is complete.
+   */
+  admit?(principal: Principal, request: AdmissionRequest): Promise<Admission>;
+  /** Keep each request's prompt and generated text in its record (request logs with bodies). */
+  recordBodies?: boolean;
+  /** Called once the engine is ready (metrics read its live figures). */
+  attachEngine?(engine: Engine): void;
   /** Extra headers for every response of this principal (rate-limit headers). */
   responseHeaders?(principal: Principal): Record<string, string> | Promise<Record<string, string>>;
-  /** Called once per finished HTTP request (metrics, structured logs). */
+  /** Called once per finished HTTP request, after the admission was settled (metrics, structured logs). */
   onResponse?(record: ResponseRecord): void;
   /**
    * Whether `keys` is enforced for this request (asked per request; default: always when `keys` is given). Lets a
@@ -57,24 +67,49 @@ export interface ServerFeatures {
   metricsContentType?: string;
 }
 
-/** One line of the request log / one observation for metrics. */
+/** What the policy is told about a request it admits. */
+export interface AdmissionRequest {
+  /** The model as the client named it. */
+  model: string;
+  /** The request's prompt tokens, or an estimate; asked only when a token limit applies. */
+  estimateTokens(): Promise<number>;
+}
+
+/** An admitted request: settled once, with its complete record (real usage, outcome). */
+export interface Admission {
+  settle(record: ResponseRecord): void;
+}
+
+/**
+ * Everything known about one finished request, filled by its one observer (response-observer.ts): the request log,
+ * the metrics and the team usage all read it.
+ */
 export interface ResponseRecord {
   requestId: string;
   method: string;
   route: string;
   status: number;
   keyId: string;
+  /** The model as the client named it, then as the engine resolved it once generation started. */
   model?: string;
+  /** Milliseconds from the request's arrival to its last byte (or the client going away). */
   durationMs: number;
+  /** Usage summed over the request's generations (n choices, several prompts); a generation cut short counts its prompt. */
   inputTokens?: number;
   cachedInputTokens?: number;
   /** Where the cached prefix came from: "ram" or "disk". */
   cacheTier?: CacheTier;
   outputTokens?: number;
+  /** From the start of the first generation to its first generated delta (text, reasoning or tool call). */
   timeToFirstTokenMs?: number;
+  /** Gaps between successive generated deltas within each generation. */
+  interTokenMs?: number[];
   stream?: boolean;
   /** Why the request failed (`code: message`), before the response began or in-band after it. */
   error?: string;
+  /** Only with `recordBodies`: the request as the engine received it, and the generated text. */
+  prompt?: unknown;
+  output?: string;
 }
 
 /** What a route handler receives besides the context: the parsed request. */

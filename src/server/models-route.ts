@@ -5,8 +5,9 @@
  * @see https://docs.claude.com/en/api/models-list
  * @see https://platform.openai.com/docs/api-reference/models
  */
-import { type ModelInfo, EngineError } from "../engine/index.js";
-import { withUnversionedPaths, type Principal, type RequestContext, type RouteDef, type RouteInput } from "./context.js";
+import { EngineError, type ModelInfo } from "../engine/index.js";
+import { withUnversionedPaths, type RequestContext, type RouteDef, type RouteInput } from "./context.js";
+import { allowsModel } from "./model-scope.js";
 import { jsonResponse } from "./respond.js";
 
 /** One model in both vendors' shapes. */
@@ -56,7 +57,8 @@ export function toModelItem(info: ModelInfo): ModelItem {
 }
 
 async function listModels(ctx: RequestContext, input: RouteInput): Promise<Response> {
-  const all = visibleModels(ctx.engine.listModels(), ctx.principal).map(toModelItem);
+  // The request's engine lists only the models the caller's key may use.
+  const all = ctx.engine.listModels().map(toModelItem);
   const page = paginate(all, input.query);
   // An empty `models` array keeps clients that expect a catalog under that key quiet (OpenAI's list has only
   // `data`: https://platform.openai.com/docs/api-reference/models/list).
@@ -73,15 +75,10 @@ async function listModels(ctx: RequestContext, input: RouteInput): Promise<Respo
 async function retrieveModel(ctx: RequestContext, input: RouteInput): Promise<Response> {
   const id = input.params.id ?? "";
   const info = ctx.engine.findModel(id);
-  if (!info || visibleModels([info], ctx.principal).length === 0) {
+  if (!info || !allowsModel(ctx.principal.models, info)) {
     throw new EngineError("not_found", `model: ${id}`, { param: "model", model: id, code: "model_not_found" });
   }
   return jsonResponse(toModelItem(info));
-}
-
-function visibleModels(models: ModelInfo[], principal: Principal): ModelInfo[] {
-  const allowed = principal.models;
-  return allowed ? models.filter((m) => allowed.includes(m.id) || m.aliases.some((a) => allowed.includes(a))) : models;
 }
 
 /**

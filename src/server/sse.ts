@@ -75,7 +75,7 @@ export function createSseResponse(frames: AsyncIterable<string>, options: SseRes
   return new Response(body, { status: 200, headers });
 }
 
-// A producer that throws ends the stream: surfaces turn engine failures into in-band error frames before this.
+// A producer that throws ends the stream: surfaces run their frames through the stream guard (stream-guard.ts) first.
 async function pump(iterator: AsyncIterator<string>, write: (text: string) => void): Promise<void> {
   try {
     for (;;) {

@@ -4,7 +4,11 @@ import { createRequestLogger, type RequestLoggerOptions } from "./request-logger
 
 const NOW = Date.parse("2026-11-22T03:04:05Z");
 const RECORD: ResponseRecord = { requestId: "req_1", method: "POST", route: "/v1/messages", status: 200, keyId: "key_abc", model: "m", durationMs: 812.4, stream: true };
-const NOTE = { model: "m-resolved", usage: { inputTokens: 30, cachedInputTokens: 8, outputTokens: 5 }, timeToFirstTokenMs: 120, prompt: { messages: ["secret prompt"] }, output: "secret output" };
+/** The record of a request that generated, as its observer completed it (bodies kept for --log-bodies). */
+const GENERATED: ResponseRecord = {
+  ...RECORD, model: "m-resolved", inputTokens: 30, cachedInputTokens: 8, outputTokens: 5, timeToFirstTokenMs: 119.6,
+  prompt: { messages: ["secret prompt"] }, output: "secret output",
+};
 
 function capture(options: RequestLoggerOptions = {}) {
   const lines: string[] = [];
@@ -15,7 +19,7 @@ function capture(options: RequestLoggerOptions = {}) {
 describe("createRequestLogger", () => {
   it("writes one JSON line per request with ids, status, tokens and timings, and no bodies by default", () => {
     const { lines, log } = capture();
-    log(RECORD, NOTE);
+    log(GENERATED);
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toEqual({
       time: "2026-11-22T03:04:05.000Z", level: "info", msg: "request", requestId: "req_1", method: "POST", route: "/v1/messages",
@@ -27,7 +31,7 @@ describe("createRequestLogger", () => {
 
   it("adds prompt and output only with logBodies", () => {
     const { lines, log } = capture({ logBodies: true });
-    log(RECORD, NOTE);
+    log(GENERATED);
     expect(JSON.parse(lines[0]!)).toMatchObject({ prompt: { messages: ["secret prompt"] }, output: "secret output" });
   });
 
@@ -44,7 +48,7 @@ describe("createRequestLogger", () => {
 
   it("writes a readable line on a terminal", () => {
     const { lines, log } = capture({ pretty: true });
-    log(RECORD, NOTE);
+    log(GENERATED);
     expect(lines[0]).toBe("03:04:05 INFO  POST /v1/messages 200 m-resolved 812ms ttft 120ms in 30 (cached 8) out 5 key key_abc req_1");
   });
 });

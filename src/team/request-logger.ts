@@ -3,7 +3,6 @@
  * tokens, timings), or one readable line when writing to a terminal. Prompts and outputs only with --log-bodies.
  */
 import type { ResponseRecord } from "../server/context.js";
-import type { RequestNote } from "./request-notes.js";
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -19,8 +18,8 @@ export interface RequestLoggerOptions {
   clock?(): number;
 }
 
-/** Logs one finished request, merged with what the engine wrapper noted about it. */
-export type RequestLogger = (record: ResponseRecord, note?: RequestNote) => void;
+/** Logs one finished request from its record. */
+export type RequestLogger = (record: ResponseRecord) => void;
 
 /** A logger writing each finished request as one line. */
 export function createRequestLogger(options: RequestLoggerOptions = {}): RequestLogger {
@@ -28,10 +27,10 @@ export function createRequestLogger(options: RequestLoggerOptions = {}): Request
   const write = options.write ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const pretty = options.pretty ?? Boolean(process.stderr.isTTY);
   const clock = options.clock ?? Date.now;
-  return (record, note) => {
+  return (record) => {
     const level = levelOf(record.status);
     if (LOG_LEVELS.indexOf(level) < threshold) return;
-    const entry = toLogEntry(record, note, options.logBodies ?? false);
+    const entry = toLogEntry(record, options.logBodies ?? false);
     write(pretty ? formatPretty(clock(), level, entry) : JSON.stringify({ time: new Date(clock()).toISOString(), level, msg: "request", ...entry }));
   };
 }
@@ -40,25 +39,25 @@ function levelOf(status: number): LogLevel {
   return status >= 500 ? "error" : status >= 400 ? "warn" : "info";
 }
 
-/** The logged fields; the wrapper's figures fill what the HTTP core did not know. */
-function toLogEntry(record: ResponseRecord, note: RequestNote | undefined, logBodies: boolean): Record<string, unknown> {
+/** The logged fields, in a fixed order; timings in whole milliseconds. */
+function toLogEntry(record: ResponseRecord, logBodies: boolean): Record<string, unknown> {
   const entry: Record<string, unknown> = {
     requestId: record.requestId,
     method: record.method,
     route: record.route,
     status: record.status,
     keyId: record.keyId,
-    model: note?.model ?? record.model,
+    model: record.model,
     stream: record.stream,
     durationMs: Math.round(record.durationMs),
-    timeToFirstTokenMs: record.timeToFirstTokenMs ?? note?.timeToFirstTokenMs,
-    inputTokens: record.inputTokens ?? note?.usage?.inputTokens,
-    cachedInputTokens: record.cachedInputTokens ?? note?.usage?.cachedInputTokens,
-    cacheTier: record.cacheTier ?? note?.usage?.cacheTier,
-    outputTokens: record.outputTokens ?? note?.usage?.outputTokens,
+    timeToFirstTokenMs: record.timeToFirstTokenMs === undefined ? undefined : Math.round(record.timeToFirstTokenMs),
+    inputTokens: record.inputTokens,
+    cachedInputTokens: record.cachedInputTokens,
+    cacheTier: record.cacheTier,
+    outputTokens: record.outputTokens,
     error: record.error,
   };
-  if (logBodies && note) Object.assign(entry, { prompt: note.prompt, output: note.output });
+  if (logBodies) Object.assign(entry, { prompt: record.prompt, output: record.output });
   return Object.fromEntries(Object.entries(entry).filter(([, value]) => value !== undefined));
 }
 

@@ -10,10 +10,9 @@ import { StoredKeyVerifier } from "./key-verifier.js";
 import { toRateLimitHeaders } from "./rate-limit-headers.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { createRequestLogger, type LogLevel } from "./request-logger.js";
-import { RequestNotes } from "./request-notes.js";
 import { TeamDb } from "./team-db.js";
-import { wrapTeamEngine, type TeamEngineDeps } from "./team-engine.js";
 import { TeamMetrics } from "./team-metrics.js";
+import { admitRequest, type TeamPolicyDeps } from "./team-policy.js";
 import { UsageLedger } from "./usage-ledger.js";
 
 /** Options of {@link createTeamFeatures}. */
@@ -28,7 +27,7 @@ export interface TeamFeaturesOptions {
    * started without --api-key should pass `keys` only when this is true (else a fresh install refuses everyone).
    */
   hasLiveKeys?(): boolean;
-  /** The engine whose queue and cache figures /metrics reports (else the first one seen by wrapEngine). */
+  /** The engine whose queue and cache figures /metrics reports (else the one the server attaches when ready). */
   engine?: Engine;
   /** Where log lines go and whether they are readable rather than JSON (defaults: stderr, when it is a terminal). */
   logWrite?(line: string): void;
@@ -51,7 +50,7 @@ export interface TeamFeatures extends ServerFeatures {
   hasLiveKeys(): boolean;
   /** Whether any key was ever stored (revoked and expired ones count): from then on stored keys are enforced. */
   hasStoredKeys(): boolean;
-  /** The engine whose queue and cache figures /metrics reports, when it was still loading at creation. */
+  /** The engine whose queue and cache figures /metrics reports (the server attaches its engine once ready). */
   attachEngine(engine: Engine): void;
   /** Reports how long a model took to load (kiln_model_load_seconds). */
   observeModelLoad(model: string, milliseconds: number): void;
@@ -70,37 +69,20 @@ export function createTeamFeatures(options: TeamFeaturesOptions): TeamFeatures {
   const stored = new StoredKeyVerifier(db, { clock, onUse: (keyId) => ledger.touchKey(keyId) });
   const limiter = new RateLimiter(clock);
   const metrics = new TeamMetrics();
-  let engineSeen = false;
-  const attachEngine = (engine: Engine) => {
-    engineSeen = true;
-    metrics.attachEngine(engine);
-  };
-  if (options.engine) attachEngine(options.engine);
-  const notes = new RequestNotes();
+  if (options.engine) metrics.attachEngine(options.engine);
   const log = createRequestLogger({ level: options.logLevel, logBodies: options.logBodies, write: options.logWrite, pretty: options.prettyLogs, clock });
-  const deps: TeamEngineDeps = {
-    limiter,
-    limitsOf: (keyId) => stored.limitsOf(keyId),
-    ledger,
-    metrics,
-    notes,
-    logBodies: options.logBodies ?? false,
-    monotonic: () => performance.now(),
-  };
+  const policy: TeamPolicyDeps = { limiter, limitsOf: (keyId) => stored.limitsOf(keyId), ledger };
   let closed = false;
   return {
     keys: stored,
-    wrapEngine(engine, principal, requestId) {
-      if (!engineSeen) attachEngine(engine);
-      return wrapTeamEngine(engine, principal, requestId, deps);
-    },
+    admit: (principal, request) => admitRequest(policy, principal, request),
+    recordBodies: options.logBodies ?? false,
     responseHeaders: (principal: Principal) => toRateLimitHeaders(limiter.snapshot(principal.keyId, stored.limitsOf(principal.keyId)), clock()),
     onResponse(record) {
-      const note = notes.take(record.requestId);
-      metrics.observeResponse({ ...record, model: note?.model ?? record.model });
-      log(record, note);
+      metrics.observeResponse(record);
+      log(record);
     },
-    attachEngine,
+    attachEngine: (engine) => metrics.attachEngine(engine),
     hasLiveKeys: () => hasLiveKeys(db, clock()),
     hasStoredKeys: () => hasStoredKeys(db),
     metricsText: () => metrics.text(),

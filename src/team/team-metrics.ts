@@ -5,12 +5,13 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Usage, Engine } from "../engine/index.js";
 import type { ResponseRecord } from "../server/context.js";
+import { usageOf } from "./team-policy.js";
 
 const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const TTFT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const ITL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
-/** The metrics of one server; `observe*` methods are fed by the engine wrapper and the response hook. */
+/** The metrics of one server, fed by each finished request's record and the model loader. */
 export class TeamMetrics {
   readonly registry = new Registry();
   private engine: Engine | undefined;
@@ -59,22 +60,19 @@ export class TeamMetrics {
     this.engine = engine;
   }
 
+  /** Counts one finished request: status, latency, and what its generations did (token timings, tokens). */
   observeResponse(record: ResponseRecord): void {
     const route = this.routes.label(record.route || "unmatched");
-    this.requests.inc({ route, status: String(record.status), model: this.modelLabel(record.model) });
+    const model = this.modelLabel(record.model);
+    this.requests.inc({ route, status: String(record.status), model });
     this.latency.observe({ route }, record.durationMs / 1000);
+    if (record.timeToFirstTokenMs !== undefined) this.firstToken.observe({ model }, record.timeToFirstTokenMs / 1000);
+    for (const gap of record.interTokenMs ?? []) this.interToken.observe({ model }, gap / 1000);
+    const usage = usageOf(record);
+    if (usage) this.observeUsage(model, usage);
   }
 
-  observeFirstToken(model: string, seconds: number): void {
-    this.firstToken.observe({ model: this.modelLabel(model) }, seconds);
-  }
-
-  observeInterToken(model: string, seconds: number): void {
-    this.interToken.observe({ model: this.modelLabel(model) }, seconds);
-  }
-
-  observeUsage(model: string, usage: Usage): void {
-    const label = this.modelLabel(model);
+  private observeUsage(label: string, usage: Usage): void {
     this.tokens.inc({ model: label, kind: "input" }, usage.inputTokens);
     this.tokens.inc({ model: label, kind: "cached" }, usage.cachedInputTokens);
     this.tokens.inc({ model: label, kind: "output" }, usage.outputTokens);

@@ -10,7 +10,7 @@ import { readSse } from "../../src/lib/read-sse.js";
 import { createAnthropicStreamReader } from "../../src/chat/from-anthropic-stream.js";
 import { readSseData, UpstreamEventMapper } from "../../src/engine/backends/remote/upstream-events.js";
 import { createRemoteSource, type RemoteApi } from "../../src/chat/remote-source.js";
-import { toOpenAIFinishReason } from "../../src/server/openai/finish-reason.js";
+import { toOpenAIFinishReason } from "../../src/server/openai/wire/finish-reason.js";
 import { listCases, readEvents } from "../helpers/golden.js";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
 import { startScriptedEngine } from "../helpers/scripted-engine.js";

@@ -78,7 +78,7 @@ beforeAll(async () => {
       return engine.generate(request, options);
     },
   });
-  server = await startTestServer({ apiKeys: [TOKEN], ctxSize: 4096, parallel: 2, maxOutputTokens: 64, onResponse: (r) => records.push({ ...r }), features: { wrapEngine: recordRequests } });
+  server = await startTestServer({ apiKeys: [TOKEN], ctxSize: 4096, parallel: 2, maxOutputTokens: 64, onResponse: (r) => records.push({ ...r }), wrapEngine: recordRequests });
 });
 
 afterAll(async () => {

@@ -28,14 +28,16 @@ export interface TestServerOptions extends ServerOptions {
   backend?: string;
   /** Another real model to serve instead of the default one. */
   model?: { id: string; path: string };
+  /** What the server is given in place of the engine (e.g. a recorder of the requests it receives). */
+  wrapEngine?(engine: Engine): Engine;
 }
 
 /** Loads the real model and listens on a free loopback port. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const { parallel = 2, queue, ctxSize = 2048, aliases, backend, model, ...serverOptions } = options;
+  const { parallel = 2, queue, ctxSize = 2048, aliases, backend, model, wrapEngine, ...serverOptions } = options;
   const { id, path } = model ?? { id: TEST_MODEL, path: realModelPath() };
   const engine = await createEngine({ models: [{ id, path, aliases, backend }], parallel, queue, ctxSize, threads: testThreads() });
-  const server = await createServer(engine, serverOptions).listen({ host: "127.0.0.1", port: 0 });
+  const server = await createServer(wrapEngine?.(engine) ?? engine, serverOptions).listen({ host: "127.0.0.1", port: 0 });
   return {
     url: server.url,
     engine,

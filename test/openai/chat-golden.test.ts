@@ -1,10 +1,10 @@
 /** Golden files for the pure chat encoders: events.jsonl → stream.sse and response.json, checked by the stream checker. */
 import { describe, expect, it } from "vitest";
 import { collectResult, checkEventSequence } from "../../src/engine/index.js";
-import { toOpenAIError } from "../../src/server/openai/errors.js";
-import { fromChatCompletionRequest } from "../../src/server/openai/request.js";
-import { toChatCompletion } from "../../src/server/openai/response.js";
-import { encodeChatCompletionStream } from "../../src/server/openai/stream.js";
+import { toOpenAIError } from "../../src/server/openai/wire/errors.js";
+import { fromChatCompletionRequest } from "../../src/server/openai/chat/request.js";
+import { toChatCompletion } from "../../src/server/openai/chat/response.js";
+import { encodeChatCompletionStream } from "../../src/server/openai/chat/stream.js";
 import { golden, joinText, listCases, readEvents, readJson, replay } from "../helpers/golden.js";
 import { checkChatCompletionStream } from "../helpers/openai-stream.js";
 

@@ -1,8 +1,9 @@
 /** Golden files for the pure legacy-completions encoders, checked by the completion stream checker. */
 import { describe, expect, it } from "vitest";
 import { collectResult, checkEventSequence } from "../../src/engine/index.js";
-import { fromCompletionRequest } from "../../src/server/openai/completions-request.js";
-import { encodeCompletionStream, toTextCompletion } from "../../src/server/openai/completions-response.js";
+import { fromCompletionRequest } from "../../src/server/openai/completions/request.js";
+import { toTextCompletion } from "../../src/server/openai/completions/response.js";
+import { encodeCompletionStream } from "../../src/server/openai/completions/stream.js";
 import { golden, joinText, listCases, readEvents, readJson, replay } from "../helpers/golden.js";
 import { checkCompletionStream } from "../helpers/openai-stream.js";
 

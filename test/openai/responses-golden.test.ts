@@ -2,9 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { checkEventSequence } from "../../src/engine/index.js";
 import { sequentialIds } from "../../src/lib/ids.js";
-import { fromResponsesRequest } from "../../src/server/openai/responses-request.js";
-import { collectResponse, encodeResponsesStream } from "../../src/server/openai/responses-stream.js";
-import { toOpenAIError } from "../../src/server/openai/errors.js";
+import { fromResponsesRequest } from "../../src/server/openai/responses/request.js";
+import { collectResponse, encodeResponsesStream } from "../../src/server/openai/responses/stream.js";
+import { toOpenAIError } from "../../src/server/openai/wire/errors.js";
 import { golden, joinText, listCases, readEvents, readJson, replay } from "../helpers/golden.js";
 import { checkResponsesStream } from "../helpers/openai-stream.js";
 

@@ -180,7 +180,6 @@ async function serve(flags: ServeFlags): Promise<void> {
     await engine.then((loaded) => loaded.close(), () => undefined);
     return;
   }
-  features.attachEngine(ready);
   printReady(server.url, ready, settings, features.hasStoredKeys(), log);
   await stop;
   await shutDown(server, features, ready, settings.drainTimeout, log);

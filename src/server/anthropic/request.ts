@@ -4,6 +4,7 @@
  * @see https://docs.claude.com/en/api/messages
  */
 import { EngineError, type ChatRequest, type ImagePart, type Message, type Part, type TextPart, type ToolChoice, type ToolSpec } from "../../engine/index.js";
+import { resolveToolChoice } from "../tool-choice.js";
 import type { ContentBlockParam, CountTokensRequest, MessagesRequest, ToolParam, ToolResultBlockParam } from "./schema.js";
 import { renderToolReference } from "./tool-reference.js";
 
@@ -124,17 +125,14 @@ function referencedTools(messages: MessagesRequest["messages"]): Set<string> {
 
 function toToolChoice(choice: MessagesRequest["tool_choice"], tools: ToolParam[]): ToolChoice | undefined {
   if (!choice) return undefined;
-  if (choice.type === "none") return { type: "none" };
-  const parallel = choice.disable_parallel_tool_use == null ? {} : { parallel: !choice.disable_parallel_tool_use };
-  if (choice.type === "auto") return { type: "auto", ...parallel };
-  if (tools.filter((tool) => tool.input_schema).length === 0) {
-    throw new EngineError("invalid_request", `tool_choice: "${choice.type}" requires at least one tool in tools`, { param: "tool_choice" });
-  }
-  if (choice.type === "any") return { type: "required", ...parallel };
-  if (!tools.some((tool) => tool.name === choice.name && tool.input_schema)) {
-    throw new EngineError("invalid_request", `tool_choice.name: no tool named "${choice.name}" in tools`, { param: "tool_choice.name" });
-  }
-  return { type: "tool", name: choice.name, ...parallel };
+  const name = choice.type === "tool" ? choice.name : "";
+  return resolveToolChoice(choice.type === "any" ? "required" : choice.type === "tool" ? { name } : choice.type, {
+    parallel: "disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use != null ? !choice.disable_parallel_tool_use : undefined,
+    tools: tools.filter((tool) => tool.input_schema).map((tool) => tool.name),
+    refuse: (problem) => problem === "no-tools"
+      ? new EngineError("invalid_request", `tool_choice: "${choice.type}" requires at least one tool in tools`, { param: "tool_choice" })
+      : new EngineError("invalid_request", `tool_choice.name: no tool named "${name}" in tools`, { param: "tool_choice.name" }),
+  });
 }
 
 function dropUndefined<T extends object>(value: T): T {

@@ -4,11 +4,11 @@
  * status); errors after the stream began travel in-band as an `error` event.
  * @see https://docs.claude.com/en/api/messages
  */
-import { observeEvents } from "../observe-events.js";
-import { collectResult, toEngineError, type GenerationEvent } from "../../engine/index.js";
+import { collectResult, type GenerationEvent } from "../../engine/index.js";
 import type { RequestContext, RouteInput } from "../context.js";
 import { jsonResponse, pullFirst } from "../respond.js";
 import { createSseResponse, formatSseEvent } from "../sse.js";
+import { guardStream } from "../stream-guard.js";
 import { fromCountTokensRequest, fromMessagesRequest } from "./request.js";
 import { toMessage } from "./response.js";
 import { checkAnthropicVersion, CountTokensRequestSchema, MessagesRequestSchema, parseRequest } from "./schema.js";
@@ -20,10 +20,11 @@ export async function handleMessages(ctx: RequestContext, input: RouteInput): Pr
   const body = parseRequest(MessagesRequestSchema, input.body);
   const request = { ...fromMessagesRequest(body), metadata: { requestId: ctx.requestId, keyId: ctx.principal.keyId } };
   ctx.report?.({ model: body.model, stream: body.stream === true });
-  const events = observeEvents(ctx, await pullFirst(ctx.engine.generate(request, { signal: ctx.signal })));
+  const events = await pullFirst(ctx.engine.generate(request, { signal: ctx.signal }));
   const options = { messageId: ctx.ids("msg_"), model: body.model };
   if (!body.stream) return jsonResponse(toMessage(await collectResult(events), { id: options.messageId, model: body.model }));
-  return createSseResponse(encodeFrames(events, createMessagesEncoder(options)), {
+  const frames = guardStream(encodeFrames(events, createMessagesEncoder(options)), (error) => [encodeMessagesError(error)]);
+  return createSseResponse(frames, {
     keepAlive: formatSseEvent("ping", { type: "ping" }),
   });
 }
@@ -37,12 +38,8 @@ export async function handleCountTokens(ctx: RequestContext, input: RouteInput):
   return jsonResponse({ input_tokens: inputTokens });
 }
 
-/** Engine failures after the 200 become the in-band `error` event, then the stream ends. */
+/** Each engine event as the SSE text it produces (a failure thrown after the 200 is the stream guard's). */
 async function* encodeFrames(events: AsyncIterable<GenerationEvent>, encode: (event: GenerationEvent) => string): AsyncGenerator<string> {
-  try {
-    for await (const event of events) yield encode(event);
-  } catch (error) {
-    yield encodeMessagesError(toEngineError(error));
-  }
+  for await (const event of events) yield encode(event);
 }
 

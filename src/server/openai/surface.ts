@@ -3,8 +3,10 @@
  * under /v1 and without it (GET /v1/models is shared and served by app.ts), with OpenAI's error shape.
  */
 import { withUnversionedPaths, type Surface } from "../context.js";
-import { openAIErrorResponse } from "./errors.js";
-import { handleChatCompletions, handleCompletions, handleResponses } from "./routes.js";
+import { handleChatCompletions } from "./chat/routes.js";
+import { handleCompletions } from "./completions/routes.js";
+import { handleResponses } from "./responses/routes.js";
+import { openAIErrorResponse } from "./wire/errors.js";
 
 /** Creates the surface; stateless, so one instance may serve any number of servers. */
 export function createOpenAISurface(): Surface {

@@ -2,7 +2,8 @@
  * OpenAI error shape and the one table EngineError code → (HTTP status, `type`, `code`).
  * See https://platform.openai.com/docs/guides/error-codes.
  */
-import { EngineError, type EngineErrorCode } from "../../engine/index.js";
+import { EngineError, type EngineErrorCode } from "../../../engine/index.js";
+import { formatSseEvent } from "../../sse.js";
 
 /** The body every OpenAI error carries: `{"error":{message,type,param,code}}`. */
 export interface OpenAIErrorBody {
@@ -51,6 +52,11 @@ export function toOpenAIError(error: EngineError): OpenAIErrorParts {
 /** The `{"error":…}` object alone, for in-band stream errors. */
 export function toOpenAIErrorBody(error: EngineError): OpenAIErrorBody {
   return toOpenAIError(error).body;
+}
+
+/** The in-band error of chat and legacy completion streams: one unnamed `data: {"error":…}` frame. */
+export function toOpenAIErrorFrames(error: EngineError): string[] {
+  return [formatSseEvent(undefined, toOpenAIErrorBody(error))];
 }
 
 /** Renders an EngineError as a JSON Response in OpenAI's shape. */

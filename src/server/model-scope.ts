@@ -1,5 +1,5 @@
-/** Model scopes of keys: which models a principal may see and use. */
-import { type ModelInfo, type Engine, EngineError } from "../engine/index.js";
+/** Model scopes of keys: which models a principal may see and use (Principal.models). */
+import { EngineError, type ModelInfo, type Engine } from "../engine/index.js";
 
 /** Whether a key scoped to `models` (undefined = all) may use this model, named by id or any alias. */
 export function allowsModel(models: readonly string[] | undefined, info: ModelInfo): boolean {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contextOverflow, EngineError } from "../../engine/index.js";
+import { contextOverflow, EngineError } from "../../../engine/index.js";
 import { openAIErrorResponse, toOpenAIError } from "./errors.js";
 
 describe("toOpenAIError", () => {

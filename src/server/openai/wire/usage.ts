@@ -1,5 +1,5 @@
 /** Engine Usage → the usage objects of chat/completions, completions and responses (all real counts). */
-import type { Usage } from "../../engine/index.js";
+import type { Usage } from "../../../engine/index.js";
 
 /** Chat and legacy completions usage; `cached_tokens` is the prefix the engine really reused. */
 export interface ChatUsage {

@@ -4,13 +4,15 @@
  * delta per text/reasoning/tool-call fragment (never content and tool_calls together), one finish chunk; after the
  * last choice the include_usage chunk with empty choices, then `data: [DONE]`.
  */
-import { toEngineError, type GenerationEvent, type Usage } from "../../engine/index.js";
-import { sequenceChoices, sumChoiceUsage } from "./choices.js";
-import { toOpenAIErrorBody } from "./errors.js";
-import { toOpenAIFinishReason, type OpenAIFinishReason } from "./finish-reason.js";
-import { SYSTEM_FINGERPRINT, toCallId, toChatLogprobs, type ChatLogprobs, type ResponseMeta } from "./response.js";
-import { formatSseEvent } from "../sse.js";
-import { toChatUsage, type ChatUsage } from "./usage.js";
+import type { GenerationEvent, Usage } from "../../../engine/index.js";
+import { formatSseEvent } from "../../sse.js";
+import { guardStream } from "../../stream-guard.js";
+import { sequenceChoices, sumChoiceUsage } from "../wire/choices.js";
+import { toOpenAIErrorFrames } from "../wire/errors.js";
+import { toOpenAIFinishReason, type OpenAIFinishReason } from "../wire/finish-reason.js";
+import { toChatLogprobs, type ChatLogprobs } from "../wire/logprobs.js";
+import { SYSTEM_FINGERPRINT, toCallId, type ResponseMeta } from "../wire/response-meta.js";
+import { toChatUsage, type ChatUsage } from "../wire/usage.js";
 
 /** What shapes the stream besides the events. */
 export interface ChatStreamOptions extends ResponseMeta {
@@ -41,19 +43,17 @@ export interface ChatCompletionChunk {
  * Encodes the choices' event streams, run one after another, as SSE frames (strings ending in a blank line); an
  * error ends the whole stream in-band.
  */
-export async function* encodeChatCompletionStream(choices: Array<() => AsyncIterable<GenerationEvent>>, options: ChatStreamOptions): AsyncGenerator<string> {
+export function encodeChatCompletionStream(choices: Array<() => AsyncIterable<GenerationEvent>>, options: ChatStreamOptions): AsyncGenerator<string> {
+  return guardStream(encodeChoices(choices, options), toOpenAIErrorFrames);
+}
+
+async function* encodeChoices(choices: Array<() => AsyncIterable<GenerationEvent>>, options: ChatStreamOptions): AsyncGenerator<string> {
   const encoders = choices.map((_, index) => createChatStreamEncoder(options, index));
   const usages: Usage[] = [];
-  try {
-    for await (const { choice, event } of sequenceChoices(choices)) {
-      yield* encoders[choice]!(event);
-      if (event.type === "error") return;
-      if (event.type === "finish") usages.push(event.usage);
-    }
-  } catch (error) {
-    // A failure outside the engine's own error events still ends the stream with an in-band error.
-    yield formatSseEvent(undefined, toOpenAIErrorBody(toEngineError(error)));
-    return;
+  for await (const { choice, event } of sequenceChoices(choices)) {
+    yield* encoders[choice]!(event);
+    if (event.type === "error") return;
+    if (event.type === "finish") usages.push(event.usage);
   }
   if (options.includeUsage) yield formatSseEvent(undefined, { ...toChunk(options, []), usage: toChatUsage(sumChoiceUsage(usages, choices.length)) });
   yield formatSseEvent(undefined, "[DONE]");
@@ -86,7 +86,7 @@ export function createChatStreamEncoder(options: ChatStreamOptions, index = 0): 
         // A call whose arguments never streamed still needs JSON text: "{}" for no arguments.
         return argumentsSent.has(event.index) ? [] : [toolDelta(toolIndexOf.get(event.index) ?? 0, JSON.stringify(event.input ?? {}))];
       case "finish": return [chunk({}, toOpenAIFinishReason(event.reason, toolIndexOf.size > 0))];
-      case "error": return [formatSseEvent(undefined, toOpenAIErrorBody(event.error))];
+      case "error": return toOpenAIErrorFrames(event.error);
       default: return [];
     }
   };

@@ -3,7 +3,7 @@
  * run one after another, so each later choice finds the prompt already evaluated in the slot the first one used (the
  * prefix cache) and only generates. Usage follows OpenAI: each prompt counted once, completions summed.
  */
-import type { GenerationEvent, Usage, SamplingOptions } from "../../engine/index.js";
+import type { GenerationEvent, SamplingOptions, Usage } from "../../../engine/index.js";
 
 /**
  * `n` copies of a request; with a seed, choice i samples with seed + i, so seeded choices differ yet repeat. A seed

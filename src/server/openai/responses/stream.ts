@@ -5,12 +5,14 @@
  * output_item.done; `sequence_number` rises from 0; the stream ends with response.completed or response.failed.
  * The non-streaming route folds the same events and returns the final object, so both paths agree.
  */
-import { toEngineError, type GenerationEvent } from "../../engine/index.js";
-import type { IdFactory } from "../../lib/ids.js";
-import { toOpenAIErrorBody } from "./errors.js";
-import { argumentsText, toCallId, toChatLogprobs, type ChatTokenLogprob } from "./response.js";
-import { formatSseEvent } from "../sse.js";
-import { toResponsesUsage, type ResponsesUsage } from "./usage.js";
+import type { GenerationEvent } from "../../../engine/index.js";
+import type { IdFactory } from "../../../lib/ids.js";
+import { formatSseEvent } from "../../sse.js";
+import { guardStream } from "../../stream-guard.js";
+import { toOpenAIErrorBody } from "../wire/errors.js";
+import { toChatLogprobs, type ChatTokenLogprob } from "../wire/logprobs.js";
+import { argumentsText, toCallId } from "../wire/response-meta.js";
+import { toResponsesUsage, type ResponsesUsage } from "../wire/usage.js";
 
 /** Identity of one response plus the id source for its output items (msg_, rs_, fc_). */
 export interface ResponsesMeta {
@@ -150,16 +152,18 @@ export function createResponsesEncoder(meta: ResponsesMeta): { push(event: Gener
   return { push, response };
 }
 
-/** Encodes a whole event stream as `event:`/`data:` SSE frames. */
-export async function* encodeResponsesStream(events: AsyncIterable<GenerationEvent>, meta: ResponsesMeta): AsyncGenerator<string> {
+/**
+ * Encodes a whole event stream as `event:`/`data:` SSE frames; a failure ends it with response.failed, numbered
+ * after what was sent.
+ */
+export function encodeResponsesStream(events: AsyncIterable<GenerationEvent>, meta: ResponsesMeta): AsyncGenerator<string> {
   const encoder = createResponsesEncoder(meta);
   const encode = (event: GenerationEvent) => encoder.push(event).map((out) => formatSseEvent(out.type, out));
-  try {
-    for await (const event of events) yield* encode(event);
-  } catch (error) {
-    // A failure outside the engine's own error events still ends the stream with response.failed.
-    yield* encode({ type: "error", error: toEngineError(error) });
-  }
+  return guardStream(encodeEvents(events, encode), (error) => encode({ type: "error", error }));
+}
+
+async function* encodeEvents(events: AsyncIterable<GenerationEvent>, encode: (event: GenerationEvent) => string[]): AsyncGenerator<string> {
+  for await (const event of events) yield* encode(event);
 }
 
 /** Folds a whole event stream into the final response object (non-streaming /v1/responses). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EngineError } from "../../engine/index.js";
+import { EngineError } from "../../../engine/index.js";
 import { fromChatCompletionRequest } from "./request.js";
 
 const base = { model: "m", messages: [{ role: "user", content: "Hi" }] };

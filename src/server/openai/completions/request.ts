@@ -3,9 +3,9 @@
  * The prompt goes to the engine verbatim: autocomplete clients render their own FIM prompts.
  */
 import * as v from "valibot";
-import type { CompletionRequest } from "../../engine/index.js";
-import { optional, toIncludeUsage, toSampling, toStop } from "./request.js";
-import { parseBody, positiveIntSchema, rangeSchema, samplingFields } from "./schema.js";
+import type { CompletionRequest } from "../../../engine/index.js";
+import { optional, toIncludeUsage, toSampling, toStop } from "../wire/request-fields.js";
+import { parseBody, positiveIntSchema, rangeSchema, samplingFields } from "../wire/schema.js";
 
 /**
  * OpenAI's default for a missing `max_tokens` on /v1/completions

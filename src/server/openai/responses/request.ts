@@ -5,9 +5,10 @@
  * tool types kiln cannot serve (web search, local shell, custom tools) are skipped, not rejected.
  */
 import * as v from "valibot";
-import type { ImagePart, Message, Part, ResponseFormat, TextPart, ToolChoice, ToolSpec } from "../../engine/index.js";
-import { optional, parseArguments, toImagePart, toSampling, type ChatRequestDraft } from "./request.js";
-import { parseBody, positiveIntSchema, rangeSchema } from "./schema.js";
+import type { ImagePart, Message, Part, TextPart, ToolSpec } from "../../../engine/index.js";
+import type { RequestedToolChoice } from "../../tool-choice.js";
+import { optional, parseArguments, toImagePart, toResponseFormat, toSampling, toToolChoice, type ChatRequestDraft } from "../wire/request-fields.js";
+import { parseBody, positiveIntSchema, rangeSchema } from "../wire/schema.js";
 
 const partSchema = v.object({
   type: v.string(),
@@ -79,7 +80,7 @@ export function fromResponsesRequest(body: unknown): ResponsesCall {
     model: wire.model,
     ...optional("system", system.length ? system.join("\n\n") : undefined),
     messages,
-    ...(tools.length ? { tools, toolChoice: toToolChoice(wire.tool_choice, wire.parallel_tool_calls) } : {}),
+    ...(tools.length ? { tools, toolChoice: toToolChoice(toRequestedChoice(wire.tool_choice), wire.parallel_tool_calls, tools.map((tool) => tool.name)) } : {}),
     sampling: toSampling(wire),
     ...optional("maxTokens", wire.max_output_tokens),
     ...optional("responseFormat", toResponseFormat(wire.text?.format)),
@@ -133,16 +134,8 @@ function toToolSpec(tool: unknown, param: string): ToolSpec {
   return { name: wire.name, ...optional("description", wire.description), inputSchema: wire.parameters ?? { type: "object", properties: {} } };
 }
 
-function toToolChoice(choice: v.InferOutput<typeof responsesRequestSchema>["tool_choice"], parallel: boolean | null | undefined): ToolChoice {
-  const parallelField = optional("parallel", parallel);
-  if (choice === "none") return { type: "none" };
-  if (choice === "required") return { type: "required", ...parallelField };
-  if (typeof choice === "object" && choice?.type === "function" && choice.name) return { type: "tool", name: choice.name, ...parallelField };
-  return { type: "auto", ...parallelField };
-}
-
-function toResponseFormat(format: { type: string; name?: string | null; schema?: Record<string, unknown> | null } | null | undefined): ResponseFormat | undefined {
-  if (!format || format.type === "text") return undefined;
-  if (format.type === "json_object" || !format.schema) return { type: "json" };
-  return { type: "json-schema", schema: format.schema, ...optional("name", format.name) };
+/** `tool_choice`: a mode, or `{type: "function", name}`; a choice of a tool kiln does not serve leaves the model free. */
+function toRequestedChoice(choice: v.InferOutput<typeof responsesRequestSchema>["tool_choice"]): RequestedToolChoice {
+  if (typeof choice === "string") return choice;
+  return choice?.type === "function" && choice.name ? { name: choice.name } : "auto";
 }

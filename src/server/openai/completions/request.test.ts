@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { EngineError } from "../../engine/index.js";
-import { DEFAULT_COMPLETION_MAX_TOKENS, fromCompletionRequest } from "./completions-request.js";
+import { EngineError } from "../../../engine/index.js";
+import { DEFAULT_COMPLETION_MAX_TOKENS, fromCompletionRequest } from "./request.js";
 
 describe("fromCompletionRequest", () => {
   it("passes the prompt verbatim and defaults max_tokens to 16", () => {

@@ -2,7 +2,7 @@
  * The one place engine finish reasons become OpenAI's (chat `finish_reason`, legacy completions, Responses
  * status). https://platform.openai.com/docs/api-reference/chat/object#chat/object-choices
  */
-import type { FinishReason } from "../../engine/index.js";
+import type { FinishReason } from "../../../engine/index.js";
 
 /** OpenAI's chat/completions finish reasons that kiln produces. */
 export type OpenAIFinishReason = "stop" | "length" | "tool_calls";

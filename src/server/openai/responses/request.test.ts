@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { EngineError } from "../../engine/index.js";
-import { fromResponsesRequest } from "./responses-request.js";
+import { EngineError } from "../../../engine/index.js";
+import { fromResponsesRequest } from "./request.js";
 
 describe("fromResponsesRequest", () => {
   it("translates a Codex-style request: instructions + developer → system, items → ordered turns", () => {
@@ -40,6 +40,17 @@ describe("fromResponsesRequest", () => {
     const { request } = fromResponsesRequest({ model: "m", input: "hi", text: { format: { type: "json_schema", name: "x", schema, strict: true } } });
     expect(request.messages).toEqual([{ role: "user", parts: [{ type: "text", text: "hi" }] }]);
     expect(request.responseFormat).toEqual({ type: "json-schema", name: "x", schema });
+  });
+
+  it("maps tool_choice like chat does: a named function, required, and a choice of a tool kiln does not serve as auto", () => {
+    const tools = [{ type: "function", name: "shell", parameters: { type: "object" } }, { type: "web_search" }];
+    const choice = (tool_choice: unknown) => fromResponsesRequest({ model: "m", input: "hi", tools, tool_choice }).request.toolChoice;
+    expect(choice({ type: "function", name: "shell" })).toEqual({ type: "tool", name: "shell" });
+    expect(choice("required")).toEqual({ type: "required" });
+    expect(choice({ type: "web_search" })).toEqual({ type: "auto" });
+    let error: unknown;
+    try { choice({ type: "function", name: "nope" }); } catch (caught) { error = caught; }
+    expect(error).toMatchObject({ code: "invalid_request", details: { param: "tool_choice" } });
   });
 
   it("names the item of invalid function_call arguments", () => {

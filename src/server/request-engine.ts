@@ -1,0 +1,49 @@
+/**
+ * The engine as one request sees it: the principal's model scope applies to generating, counting and listing; the
+ * request is admitted by the server's policy once, before its first generation takes a slot; and every generation
+ * is observed into the request's one record. Resolving a model stays unfiltered, so a route that resolves before
+ * generating reaches the scope check (403 permission) rather than answering 404 for a model that exists.
+ */
+import type { Engine, GenerateOptions, GenerationEvent } from "../engine/index.js";
+import type { AdmissionRequest, Principal, ServerFeatures } from "./context.js";
+import { allowsModel, checkModelScope } from "./model-scope.js";
+import type { ResponseObserver } from "./response-observer.js";
+
+/** What {@link createRequestEngine} needs besides the engine. */
+export interface RequestEngineOptions {
+  principal: Principal;
+  observer: ResponseObserver;
+  /** The policy's admission (rate limits), settled when the record is complete; absent: every request is admitted. */
+  admit?: ServerFeatures["admit"];
+}
+
+/** Wraps `engine` for one request. */
+export function createRequestEngine(engine: Engine, options: RequestEngineOptions): Engine {
+  const { principal, observer } = options;
+  const scope = principal.models;
+  let admitted: Promise<void> | undefined;
+  const admit = async (request: AdmissionRequest) => {
+    const admission = await options.admit?.(principal, request);
+    if (admission) observer.whenComplete((record) => admission.settle(record));
+  };
+  async function* run(request: { model: string }, events: () => AsyncIterable<GenerationEvent>, estimateTokens: () => Promise<number>) {
+    checkModelScope(engine, scope, request.model);
+    await (admitted ??= admit({ model: request.model, estimateTokens }));
+    yield* observer.observe(request, events());
+  }
+  return {
+    generate: (request, generateOptions?: GenerateOptions) =>
+      run(request, () => engine.generate(request, generateOptions), () => engine.countTokens(request)),
+    complete: (request, generateOptions?: GenerateOptions) =>
+      // No tokenizer call for raw prompts at admission: about four characters a token, settled to the real count.
+      run(request, () => engine.complete(request, generateOptions), async () => Math.ceil(request.prompt.length / 4)),
+    countTokens: async (request) => {
+      checkModelScope(engine, scope, request.model);
+      return engine.countTokens(request);
+    },
+    listModels: () => engine.listModels().filter((info) => allowsModel(scope, info)),
+    findModel: (idOrAlias) => engine.findModel(idOrAlias),
+    stats: () => engine.stats(),
+    close: () => engine.close(),
+  };
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { EngineError, type GenerationEvent } from "../engine/index.js";
+import { createResponseObserver } from "./response-observer.js";
+
+/** A clock that advances 10 ms per reading, so every timing is a known multiple of 10. */
+function steppingClock(): () => number {
+  let now = 0;
+  return () => (now += 10);
+}
+
+async function* replay(events: GenerationEvent[], failure?: Error): AsyncGenerator<GenerationEvent> {
+  yield* events;
+  if (failure) throw failure;
+}
+
+async function drain(events: AsyncIterable<GenerationEvent>): Promise<void> {
+  for await (const _ of events);
+}
+
+const start = (inputTokens: number, cachedInputTokens = 0): GenerationEvent => ({ type: "start", model: "resolved-id", inputTokens, cachedInputTokens, cacheTier: cachedInputTokens ? "disk" : undefined });
+const text = (chunk: string): GenerationEvent[] => [{ type: "text-start", index: 0 }, { type: "text-delta", index: 0, text: chunk }, { type: "text-delta", index: 0, text: "!" }, { type: "text-end", index: 0 }];
+const finish = (inputTokens: number, cachedInputTokens: number, outputTokens: number): GenerationEvent => ({ type: "finish", reason: "stop", usage: { inputTokens, cachedInputTokens, outputTokens } });
+
+describe("createResponseObserver", () => {
+  it("sums the usage of a request's generations, times the first token once and the gaps within each generation", async () => {
+    const observer = createResponseObserver({ requestId: "req_1", method: "POST", route: "/v1/chat/completions" }, { clock: steppingClock() });
+    await drain(observer.observe({ n: 1 }, replay([start(12, 8), ...text("Hi"), finish(12, 8, 2)])));
+    await drain(observer.observe({ n: 2 }, replay([start(12, 12), ...text("Yo"), finish(12, 12, 3)])));
+    const record = observer.complete(200);
+    expect(record).toMatchObject({ status: 200, model: "resolved-id", inputTokens: 24, cachedInputTokens: 20, outputTokens: 5, cacheTier: "disk" });
+    expect(record.error).toBeUndefined();
+    // Readings: arrival 10, first generation 20, its deltas 30 and 40; second generation 50, deltas 60 and 70; end 80.
+    expect(record.timeToFirstTokenMs).toBe(10);
+    expect(record.interTokenMs).toEqual([10, 10]);
+    expect(record.durationMs).toBe(70);
+    expect(record.prompt).toBeUndefined();
+  });
+
+  it("keeps the prompt's usage and the cause of a generation cut short by a thrown failure", async () => {
+    const observer = createResponseObserver({ requestId: "req_2", method: "POST", route: "/v1/messages" }, { recordBodies: true });
+    const failure = new EngineError("backend_failure", "the slot died");
+    await expect(drain(observer.observe({ asked: "hi" }, replay([start(30), ...text("Par")], failure)))).rejects.toBe(failure);
+    expect(observer.complete(200)).toMatchObject({
+      inputTokens: 30, cachedInputTokens: 0, outputTokens: 0, error: "backend_failure: the slot died", prompt: { asked: "hi" }, output: "Par!",
+    });
+  });
+
+  it("records an in-band error event and settles the policy with the complete record", async () => {
+    const observer = createResponseObserver({ requestId: "req_3", method: "POST", route: "/v1/responses" });
+    const settled: unknown[] = [];
+    observer.whenComplete((record) => settled.push({ ...record }));
+    await drain(observer.observe({}, replay([start(5), { type: "error", error: new EngineError("context_overflow", "too long") }])));
+    expect(settled).toEqual([]);
+    observer.complete(200);
+    expect(settled).toEqual([expect.objectContaining({ status: 200, inputTokens: 5, error: "context_overflow: too long" })]);
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * The one observer of a request: it owns the request's ResponseRecord and fills it from what happens — the events
+ * of its generations (resolved model, time to first token, gaps between tokens, usage with cached tokens and cache
+ * tier, failures) and the HTTP outcome (status, duration). The request log, the metrics and the team usage all read
+ * the finished record; nothing else measures a request.
+ */
+import { toEngineError, type EngineError, type GenerationEvent, type Usage } from "../engine/index.js";
+import type { ResponseRecord } from "./context.js";
+
+/** Options of {@link createResponseObserver}. */
+export interface ResponseObserverOptions {
+  /** Monotonic milliseconds for durations and token timings (default `performance.now`). */
+  clock?(): number;
+  /** Keep the prompt and the generated text in the record (request logs with bodies). */
+  recordBodies?: boolean;
+}
+
+/** Observes one HTTP request from arrival to last byte. */
+export interface ResponseObserver {
+  /** The record being filled; complete once {@link ResponseObserver.complete} ran. */
+  readonly record: ResponseRecord;
+  /**
+   * Passes one generation's events through, recording them on the way (a thrown failure too, then rethrown).
+   * Generations of one request (n choices, several prompts) add up in the one record.
+   */
+  observe(prompt: unknown, events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent>;
+  /** Records why the request failed. */
+  fail(error: EngineError): void;
+  /** Registers what must see the complete record first (the policy settling the request's usage). */
+  whenComplete(settle: (record: ResponseRecord) => void): void;
+  /** Completes the record with the response status and the duration, settles it, and returns it. */
+  complete(status: number): ResponseRecord;
+}
+
+/** Starts observing a request that arrived now. */
+export function createResponseObserver(start: Pick<ResponseRecord, "requestId" | "method" | "route">, options: ResponseObserverOptions = {}): ResponseObserver {
+  const clock = options.clock ?? (() => performance.now());
+  const arrived = clock();
+  const record: ResponseRecord = { ...start, status: 0, keyId: "anonymous", durationMs: 0 };
+  // Usage of the generations that finished, plus the prompt of one still running (or cut short).
+  const finished: Usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+  const settlers: Array<(record: ResponseRecord) => void> = [];
+  let firstStarted: number | undefined;
+  const fail = (error: EngineError) => void (record.error = describeFailure(error));
+  const reportUsage = (running?: Usage) => {
+    const total = running ? addUsage(finished, running) : finished;
+    Object.assign(record, { inputTokens: total.inputTokens, cachedInputTokens: total.cachedInputTokens, outputTokens: total.outputTokens });
+    record.cacheTier ??= total.cacheTier;
+  };
+
+  async function* observe(prompt: unknown, events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
+    const started = clock();
+    firstStarted ??= started;
+    let lastDelta: number | undefined;
+    if (options.recordBodies) Object.assign(record, { prompt, output: record.output ?? "" });
+    try {
+      for await (const event of events) {
+        if (event.type === "start") {
+          record.model = event.model;
+          reportUsage({ inputTokens: event.inputTokens, cachedInputTokens: event.cachedInputTokens, outputTokens: 0, cacheTier: event.cacheTier });
+        } else if (event.type === "finish") {
+          Object.assign(finished, addUsage(finished, event.usage));
+          reportUsage();
+        } else if (event.type === "error") {
+          fail(event.error);
+        } else if (isContentDelta(event)) {
+          const now = clock();
+          if (record.timeToFirstTokenMs === undefined) record.timeToFirstTokenMs = now - firstStarted;
+          else if (lastDelta !== undefined) (record.interTokenMs ??= []).push(now - lastDelta);
+          lastDelta = now;
+          if (options.recordBodies) record.output += event.type === "tool-call-delta" ? event.json : event.text;
+        }
+        yield event;
+      }
+    } catch (error) {
+      fail(toEngineError(error));
+      throw error;
+    }
+  }
+
+  return {
+    record,
+    observe,
+    fail,
+    whenComplete: (settle) => void settlers.push(settle),
+    complete(status) {
+      Object.assign(record, { status, durationMs: clock() - arrived });
+      for (const settle of settlers) settle(record);
+      return record;
+    },
+  };
+}
+
+/** A failure as the request log records it. */
+export function describeFailure(error: EngineError): string {
+  return `${error.code}: ${error.message}`;
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  const cacheTier = a.cacheTier ?? b.cacheTier;
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    ...(cacheTier ? { cacheTier } : {}),
+  };
+}
+
+type ContentDelta = Extract<GenerationEvent, { type: "text-delta" | "reasoning-delta" | "tool-call-delta" }>;
+
+function isContentDelta(event: GenerationEvent): event is ContentDelta {
+  return event.type === "text-delta" || event.type === "reasoning-delta" || event.type === "tool-call-delta";
+}
