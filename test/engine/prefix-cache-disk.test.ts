@@ -189,6 +189,28 @@ describe("the prefix cache's disk tier", () => {
   });
 });
 
+describe("a conversation being saved to disk", () => {
+  it("is found by its next turn, which waits for the save instead of starting over on a free sequence", async () => {
+    const engine = await openEngine(join(home, "next-turn"), { parallel: 2 });
+    try {
+      const turn = longRequest("agents");
+      const first = await readEvents(engine.generate(turn));
+      // The first turn's release queues a save of its sequence for the next macrotask; the agent's next turn
+      // arrives while it is written.
+      await new Promise((resolve) => setImmediate(resolve));
+      const next = await readEvents(engine.generate({
+        ...turn,
+        messages: [...turn.messages, { role: "assistant", parts: [{ type: "text", text: textOf(first) }] },
+          { role: "user", parts: [{ type: "text", text: "And in one word?" }] }],
+      }));
+      expect(startOf(next).cacheTier).toBe("ram");
+      expect(startOf(next).cachedInputTokens).toBeGreaterThanOrEqual(startOf(first).inputTokens);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
 describe("an abandoned prefill", () => {
   it("is reused by the client's retry, which waits for it instead of starting over on a free sequence", async () => {
     const engine = await openEngine(join(home, "abandoned-ram"), { parallel: 2 });

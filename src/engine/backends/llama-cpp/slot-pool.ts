@@ -46,6 +46,8 @@ interface Slot {
   abandoned: boolean;
   /** Holds enough tokens not on disk to be saved once the context is idle. */
   pendingSave: boolean;
+  /** Busy only while its state is written to disk: it frees with its tokens intact. */
+  saving: boolean;
 }
 
 /** Tokens lost by an erase that are worth rewriting a whole state for: a few dozen of a diverging reply are not. */
@@ -61,7 +63,7 @@ export class SlotPool {
   private flushing = Promise.resolve();
 
   constructor(sequences: LlamaContextSequence[], private readonly options: SlotPoolOptions) {
-    this.slots = sequences.map((sequence) => ({ sequence, busy: false, lastUsed: 0, abandoned: false, pendingSave: false }));
+    this.slots = sequences.map((sequence) => ({ sequence, busy: false, lastUsed: 0, abandoned: false, pendingSave: false, saving: false }));
   }
 
   get size(): number { return this.slots.length; }
@@ -116,10 +118,16 @@ export class SlotPool {
         || (busyNeighbours === best.busyNeighbours && slot.lastUsed < best.slot.lastUsed)))));
       if (better) best = { slot, shared, lost, busyNeighbours };
     }
-    // A client retrying after its own disconnect finds its abandoned prefill: wait for it rather than start over.
-    const freeing = this.options.prefixCache && this.slots.some((slot) => slot.busy && slot.abandoned && slot.target
-      && commonPrefix(slot.target, prompt) > (best?.shared ?? 0));
+    // A client retrying after its own disconnect finds its abandoned prefill, and an agent's next turn finds its
+    // conversation while it is being saved (right after the previous turn): wait for it rather than start over.
+    const freeing = this.options.prefixCache && this.slots.some((slot) => slot.busy && this.heldFor(slot, prompt) > (best?.shared ?? 0));
     return freeing ? undefined : best?.slot;
+  }
+
+  /** Prompt tokens a busy slot will hold once it frees (its abandoned prefill, or the tokens it is saving), if worth it. */
+  private heldFor(slot: Slot, prompt: Token[]): number {
+    const held = slot.saving ? sharedPrefix(slot.sequence, prompt) : slot.abandoned && slot.target ? commonPrefix(slot.target, prompt) : 0;
+    return held >= MIN_REUSE ? held : 0;
   }
 
   private async prepare(slot: Slot, prompt: Token[]): Promise<{ reusedTokens: number; cacheTier?: CacheTier }> {
@@ -202,11 +210,13 @@ export class SlotPool {
       if (!slot.pendingSave || slot.busy) continue;
       if (!force && (this.busy > 0 || this.waiting.length > 0)) return;
       slot.busy = true;
+      slot.saving = true;
       slot.pendingSave = false;
       try {
         if (this.worthSaving(slot)) await this.options.disk?.save(slot.sequence);
       } finally {
         slot.busy = false;
+        slot.saving = false;
         this.wakeAll();
       }
     }
