@@ -92,7 +92,7 @@ export class WebGpuModel implements LoadedModel {
     private readonly ids: IdFactory,
     ctxSize: number,
   ) {
-    this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, noGrammarBackend: "webgpu" };
+    this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize };
     this.parallel = pool.sessions.length;
   }
 
@@ -118,7 +118,7 @@ export class WebGpuModel implements LoadedModel {
     const plan = await makePlan();
     const { session, release } = this.pool.acquire(plan.prompt);
     try {
-      yield* runWebGpuGeneration(session, plan, { vocabulary: this.vocabulary.vocabulary, ids: this.ids }, options.signal);
+      yield* runWebGpuGeneration(session, plan, { vocabulary: this.vocabulary.vocabulary, ids: this.ids, compileGrammar: this.vocabulary.compileGrammar }, options.signal);
     } finally {
       release();
     }
