@@ -83,8 +83,8 @@ describe.skipIf(noGpu)("batched GEMV kernel (prompt evaluation)", () => {
     padded.set(x);
     const input = createStorage(device(), padded, "x", GPUBufferUsage.UNIFORM);
     const out = createStorage(device(), TOKENS * ROWS * 4);
-    const pipeline = createGemm(device(), { type: GgmlType.Q4_K, rows: ROWS, cols: COLS, window: { cols: COLS, workgroupSize: 8 } });
-    const bytes = gemmWindowBytes(COLS);
+    const pipeline = createGemm(device(), { type: GgmlType.Q4_K, rows: ROWS, cols: COLS, window: { cols: COLS, tokens: GEMM_TILE, workgroupSize: 8 } });
+    const bytes = gemmWindowBytes(COLS, GEMM_TILE);
     dispatch(device(), Array.from({ length: tiles }, (_, tile) => {
       const step = createUniform(device(), STEP_BYTES);
       device().queue.writeBuffer(step, 0, encodeStep(0, TOKENS, tile * GEMM_TILE));

@@ -22,11 +22,12 @@ export interface GemmOptions {
   epilogue?: "store" | "residual" | "swiglu";
   bias?: boolean;
   /**
-   * Read X as a uniform window of GEMM_TILE tokens starting at token `step.first` (one dispatch per tile; the window
-   * of a `cols`-wide X must fit a uniform binding), `workgroupSize` invocations each. For llvmpipe, which reads a
-   * storage buffer through a per-lane loop with a branch per value, but a uniform buffer with plain loads.
+   * Read X as a uniform window of `tokens` tokens (the tile, instead of GEMM_TILE) starting at token `step.first`
+   * (one dispatch per tile; the window of a `cols`-wide X must fit a uniform binding), `workgroupSize` invocations
+   * each. For llvmpipe, which reads a storage buffer through a per-lane loop with a branch per value, but a uniform
+   * buffer with plain loads.
    */
-  window?: { cols: number; workgroupSize: number };
+  window?: { cols: number; tokens: number; workgroupSize: number };
 }
 
 /**
@@ -37,7 +38,7 @@ export function gemmWgsl({ type, epilogue = "store", bias = false, window }: Gem
   const swiglu = epilogue === "swiglu";
   const after = 3 + weightPlanes(type).length;
   const rows = Array.from({ length: GEMM_ROWS }, (_, r) => r);
-  const tokens = Array.from({ length: GEMM_TILE }, (_, t) => t);
+  const tokens = Array.from({ length: window?.tokens ?? GEMM_TILE }, (_, t) => t);
   const slices = Array.from({ length: 8 }, (_, j) => j);
   const groups = Array.from({ length: GEMM_ROWS / 4 }, (_, g) => g);
   const dots = (m: string, r: number) => slices.map((j) => `dot(${m}${r}[${j}], x${j})`).join(" + ");
@@ -64,7 +65,7 @@ override Y_STRIDE: u32;
 override Y_OFFSET: u32 = 0;
 ${stepWgsl}
 @group(0) @binding(0) var<uniform> step: Step;
-${window ? `@group(0) @binding(1) var<uniform> x: array<vec4<f32>, ${(GEMM_TILE * window.cols) / 4}>;` : "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;"}
+${window ? `@group(0) @binding(1) var<uniform> x: array<vec4<f32>, ${(window.tokens * window.cols) / 4}>;` : "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;"}
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 ${declarePlanes(type, "w", 3)}
 ${swiglu ? declarePlanes(type, "u", after) : ""}
@@ -99,9 +100,9 @@ export function createGemm(device: GPUDevice, options: GemmOptions & { rows: num
   return createKernel(device, gemmWgsl(options), constants, `gemm-${options.epilogue ?? "store"}`);
 }
 
-/** Bytes of the X window of a `cols`-wide windowed GEMM (see GemmOptions.window). */
-export function gemmWindowBytes(cols: number): number {
-  return GEMM_TILE * cols * 4;
+/** Bytes of the X window of `tokens` tokens of a `cols`-wide windowed GEMM (see GemmOptions.window). */
+export function gemmWindowBytes(cols: number, tokens: number): number {
+  return tokens * cols * 4;
 }
 
 /** Invocations for `tokens` tokens of a rows-row batched GEMV (without a window; with one: one token tile). */

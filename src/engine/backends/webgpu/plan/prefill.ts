@@ -22,9 +22,15 @@ interface BatchDispatch {
   pipeline: GPUComputePipeline;
   bindGroup: GPUBindGroup;
   grid(tokens: number): number;
-  /** A windowed GEMM's token tile: dispatched only when the batch reaches it. */
-  tile?: number;
+  /** A windowed GEMM's first token: dispatched only when the batch reaches it. */
+  first?: number;
 }
+
+/**
+ * Token tiles of windowed GEMMs, largest first: the largest whose window fits is used (16 decodes each weight block
+ * for twice the tokens; wide inputs only fit 8). Each is a multiple of GEMM_TILE, so the tile step uniforms serve all.
+ */
+const WINDOW_TILES = [16, GEMM_TILE];
 
 /** Options of the prefill plan. */
 export interface PrefillOptions {
@@ -38,7 +44,7 @@ export class Prefill {
   private readonly list: BatchDispatch[] = [];
   private readonly buffers: GPUBuffer[] = [];
   private readonly ids: GPUBuffer;
-  /** Per token tile, the step uniform with `first` set (windowed GEMMs only). */
+  /** Per GEMM_TILE tokens, the step uniform with `first` set (windowed GEMMs only). */
   private readonly tileSteps: GPUBuffer[] = [];
   /** Most tokens per batch. */
   readonly batch: number;
@@ -54,11 +60,11 @@ export class Prefill {
     const { embedding: d, heads, kvHeads, headDim, feedForward, rmsEpsilon: eps } = config;
     const qkvRows = (heads + 2 * kvHeads) * headDim;
     const batch = (this.batch = prefill.batch);
-    const tiles = Math.ceil(batch / GEMM_TILE);
     const windowed = prefill.windowThreads !== undefined;
-    if (windowed) for (let k = 0; k < tiles; k++) this.tileSteps.push(this.own(createUniform(device, STEP_BYTES, "prefill-tile-step")));
+    if (windowed) for (let k = 0; k < Math.ceil(batch / GEMM_TILE); k++) this.tileSteps.push(this.own(createUniform(device, STEP_BYTES, "prefill-tile-step")));
     // Whole tiles of rows, so every tile's window lies inside the buffer.
-    const f32 = (count: number, label: string) => this.own(createStorage(device, tiles * GEMM_TILE * count * 4, label, windowed ? GPUBufferUsage.UNIFORM : 0));
+    const rows = Math.ceil(batch / WINDOW_TILES[0]!) * WINDOW_TILES[0]!;
+    const f32 = (count: number, label: string) => this.own(createStorage(device, rows * count * 4, label, windowed ? GPUBufferUsage.UNIFORM : 0));
     this.ids = this.own(createStorage(device, batch * 4, "prefill-ids"));
     const x = f32(d, "prefill-x");
     const normed = f32(d, "prefill-normed");
@@ -75,15 +81,17 @@ export class Prefill {
     const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], grid: (tokens: number) => number) =>
       this.list.push({ pipeline, bindGroup: bindBuffers(device, pipeline, buffers), grid });
     const gemm = (m: GpuMatrix, options: Omit<GemmOptions, "type">, input: GPUBuffer, output: GPUBuffer, extra: BufferRange[] = [], yStride = m.rows, yOffset = 0) => {
-      const bytes = gemmWindowBytes(m.cols);
-      const launch = windowed && bytes <= device.limits.maxUniformBufferBindingSize ? balancedLaunch(Math.ceil(m.rows / GEMM_ROWS), prefill.windowThreads) : undefined;
-      const window = launch && { cols: m.cols, workgroupSize: launch.workgroupSize };
+      const tokens = windowed ? WINDOW_TILES.find((tile) => gemmWindowBytes(m.cols, tile) <= device.limits.maxUniformBufferBindingSize) : undefined;
+      const launch = tokens ? balancedLaunch(Math.ceil(m.rows / GEMM_ROWS), prefill.windowThreads) : undefined;
+      const window = tokens && launch ? { cols: m.cols, tokens, workgroupSize: launch.workgroupSize } : undefined;
       const pipeline = cached(["gemm", m.type, m.rows, m.cols, options, yStride, yOffset, window], () => createGemm(device, { ...options, window, type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset }));
-      if (!launch) return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
-      this.tileSteps.forEach((step, tile) => {
-        const bindGroup = bindBuffers(device, pipeline, [step, { buffer: input, offset: tile * bytes, size: bytes }, output, ...m.planes, ...extra]);
-        this.list.push({ pipeline, bindGroup, grid: () => launch.workgroups, tile });
-      });
+      if (!window || !launch) return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
+      const bytes = gemmWindowBytes(m.cols, window.tokens);
+      for (let first = 0; first < batch; first += window.tokens) {
+        const x = { buffer: input, offset: first * m.cols * 4, size: bytes };
+        const bindGroup = bindBuffers(device, pipeline, [this.tileSteps[first / GEMM_TILE]!, x, output, ...m.planes, ...extra]);
+        this.list.push({ pipeline, bindGroup, grid: () => launch.workgroups, first });
+      }
     };
     const norm = (gain: BufferRange) => add(cached(["norm"], () => createRmsNorm(device, batch, d, eps)), [x, normed, gain], groupsFor);
     const nb = w.embeddings.cols / 32;
@@ -123,7 +131,7 @@ export class Prefill {
       const encoder = this.device.createCommandEncoder();
       const pass = encoder.beginComputePass();
       for (const d of this.list) {
-        if (d.tile !== undefined && d.tile * GEMM_TILE >= n) continue;
+        if (d.first !== undefined && d.first >= n) continue;
         pass.setPipeline(d.pipeline);
         pass.setBindGroup(0, d.bindGroup);
         pass.dispatchWorkgroups(d.grid(n));
