@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run bench:agents`: real coding agents, unchanged (full default prompt and tools, no forced tool_choice), run
- * through `kiln launch` on small tasks in fresh git repositories; per agent × model × task it records success
+ * through `kiln launch` on small tasks, each in a fresh git repository at the same path per agent; per agent × model × task it records success
  * (checked on the files and by running them), requests, tokens, cached tokens, TTFT per request, total time and
  * every error the server logged. The first run starts kiln in the background; later runs reuse it (and its cache).
  *
@@ -10,7 +10,7 @@
  * Agents are found on PATH (plus KILN_AGENTS_PATH); results go to bench/results/<date>-agents[-name].{json,md}.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { parseArgs } from "node:util";
@@ -49,8 +49,20 @@ function versionOf(agent) {
   }
 }
 
-function seedRepository(task) {
-  const dir = mkdtempSync(join(tmpdir(), `kiln-agent-${task.name}-`));
+/**
+ * A fresh, empty folder at a fixed path per agent: agents put their working directory and home in their prompt
+ * (Claude Code names both near its start), so a new random path per task would make every task's prompt differ from
+ * its first few hundred tokens and defeat the prefix cache that an agent used in one place enjoys.
+ */
+function freshFolder(agent, name) {
+  const dir = join(tmpdir(), `kiln-agent-${agent}`, name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function seedRepository(agent, task) {
+  const dir = freshFolder(agent, "repo");
   for (const [file, content] of Object.entries(task.files)) writeFileSync(join(dir, file), content);
   const git = (...args) => execFileSync("git", args, { cwd: dir, stdio: "ignore" });
   git("init", "-q");
@@ -61,11 +73,12 @@ function seedRepository(task) {
 
 /** Runs one agent on one task through kiln launch; resolves with the run's record. */
 async function runTask(agent, task) {
-  const dir = seedRepository(task);
-  const agentHome = mkdtempSync(join(tmpdir(), `kiln-agent-home-`));
+  const dir = seedRepository(agent, task);
+  const agentHome = freshFolder(agent, "home");
+  const output = mkdtempSync(join(tmpdir(), `kiln-agent-${agent}-${task.name}-`));
   const { next: logFrom } = readLogEntries(serverLog);
-  const stdoutPath = join(agentHome, "stdout.txt");
-  const stderrPath = join(agentHome, "stderr.txt");
+  const stdoutPath = join(output, "stdout.txt");
+  const stderrPath = join(output, "stderr.txt");
   const args = [join(root, "bin", "kiln.js"), "launch", agent, "--url", url, "--model", values.model, "--", ...agentArguments(agent, task)];
   const started = performance.now();
   const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, HOME: agentHome }, stdio: ["ignore", openSync(stdoutPath, "w"), openSync(stderrPath, "w")], detached: true });
@@ -78,7 +91,7 @@ async function runTask(agent, task) {
   const stdout = readFileSync(stdoutPath, "utf8");
   const check = task.check(dir, answerOf(agent, stdout));
   const server = summarizeEntries(agent, readLogEntries(serverLog, logFrom).entries);
-  return { agent, task: task.name, model: values.model, success: check.success, detail: check.detail, exitCode: code, timedOut, totalMs, ...server, repo: dir, output: agentHome };
+  return { agent, task: task.name, model: values.model, success: check.success, detail: check.detail, exitCode: code, timedOut, totalMs, ...server, output };
 }
 
 function renderMarkdown(result) {

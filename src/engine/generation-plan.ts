@@ -1,7 +1,7 @@
 /**
  * A request reduced to tokens and limits, the same way for every local backend: the conversation rendered with the
  * model's chat template and tokenized, the output budget clamped to the context left, the grammar a tool choice or
- * response format demands. A backend that cannot enforce grammars says so, and such requests are refused by name.
+ * response format demands.
  */
 import { contextOverflow, EngineError } from "../errors/engine-error.js";
 import type { ChatRequest, CompletionRequest, SamplingOptions, ToolSpec } from "./messages.js";
@@ -34,8 +34,6 @@ export interface PlanTarget {
   vocabulary: Vocabulary;
   /** Tokens per sequence (prompt + output). */
   ctxSize: number;
-  /** Set by a backend that cannot constrain output with a grammar: its name, for the refusal message. */
-  noGrammarBackend?: string;
 }
 
 export async function planChat(target: PlanTarget, request: ChatRequest): Promise<GenerationPlan> {
@@ -47,10 +45,6 @@ export async function planChat(target: PlanTarget, request: ChatRequest): Promis
   const toolGrammar = toolsOn ? toolCallGrammar(request.tools ?? [], choice) : undefined;
   const formatGrammar = toolGrammar || !request.responseFormat ? undefined : responseFormatGrammar(request.responseFormat);
   const grammar = toolGrammar ? { text: toolGrammar, param: "tools" } : formatGrammar ? { text: formatGrammar, param: "response_format" } : undefined;
-  if (grammar && target.noGrammarBackend) {
-    const param = grammar.param === "tools" ? "tool_choice" : grammar.param;
-    throw new EngineError("invalid_request", `${param}: model ${target.modelId} runs on the ${target.noGrammarBackend} backend, which cannot enforce structured output; use auto tool choice and text output, or a llama-cpp model`, { param });
-  }
   return {
     ...basePlan(target, prompt, request),
     logprobs: request.logprobs,

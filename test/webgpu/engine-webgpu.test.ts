@@ -1,13 +1,13 @@
 /**
  * The engine's backend contract on the WebGPU backend, on a tiny generated F32 llama model (fast on Mesa's
  * software renderer): event grammar, real usage, greedy agreement with the llama.cpp backend on the same file,
- * stop sequences, abort, prefix reuse, seeded sampling, and clear refusals of what needs a grammar.
+ * stop sequences, abort, prefix reuse, seeded sampling, and grammar-constrained output as on llama.cpp.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEngine, type Engine } from "../../src/engine/index.js";
+import { createEngine, type Engine, type GenerationEvent } from "../../src/engine/index.js";
 import { testThreads } from "../helpers/real-model.js";
 import { writeTinyGguf } from "../helpers/tiny-gguf.js";
 import { webGpuAvailable } from "../helpers/webgpu.js";
@@ -105,13 +105,21 @@ describe.skipIf(!available)("the WebGPU backend in the engine", () => {
     expect(textOf(await readEvents(gpu.generate(request)))).toBe(first);
   });
 
-  it("refuses what needs a grammar, naming the backend, before anything is generated", async () => {
-    const tools = [{ name: "lookup", description: "Look it up", inputSchema: { type: "object", properties: { q: { type: "string" } } } }];
-    const forced = userRequest("tiny", "hi", { tools, toolChoice: { type: "required" } });
-    await expect(readEvents(gpu.generate(forced))).rejects.toMatchObject({ code: "invalid_request", details: { param: "tool_choice" } });
-    await expect(readEvents(gpu.generate(forced))).rejects.toThrow(/webgpu backend/);
-    const json = userRequest("tiny", "hi", { responseFormat: { type: "json" } });
-    await expect(readEvents(gpu.generate(json))).rejects.toMatchObject({ code: "invalid_request", details: { param: "response_format" } });
+  it("constrains output with the request's grammar exactly as llama.cpp does on the same file", async () => {
+    const tools = [{ name: "lookup", description: "Look it up", inputSchema: { type: "object", properties: { q: { type: "string", maxLength: 8 } }, required: ["q"] } }];
+    const requests = [
+      userRequest("tiny", "hi", { tools, toolChoice: { type: "required" }, maxTokens: 96 }),
+      userRequest("tiny", "hi", { responseFormat: { type: "json" }, maxTokens: 12 }),
+      userRequest("tiny", "hi", { responseFormat: { type: "json" }, maxTokens: 12, sampling: { temperature: 1, seed: 5 } }),
+    ];
+    const [forced, json, sampled] = await Promise.all(requests.map(async (request) => readEvents(gpu.generate(request))));
+    const calls = (events: GenerationEvent[]) => events.map((event) => (event.type === "tool-call-delta" ? event.json : event.type === "text-delta" ? event.text : "")).join("");
+    expect(calls(forced!)).toBe(calls(await readEvents(cpu.generate(requests[0]!))));
+    const end = forced!.find((event) => event.type === "tool-call-end");
+    expect(end).toMatchObject({ input: { q: expect.any(String) } });
+    expect(textOf(json!)).toBe(textOf(await readEvents(cpu.generate(requests[1]!))));
+    expect(textOf(json!)).toMatch(/^\{/);
+    expect(textOf(sampled!)).toMatch(/^\{/);
   });
 
   it("reports logprobs on raw completions, and serves tools with auto choice (calls parsed from text)", async () => {

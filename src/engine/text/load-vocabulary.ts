@@ -1,13 +1,17 @@
 /**
  * Loads only a GGUF's vocabulary (no weights) through node-llama-cpp, for backends that run the weights themselves:
- * tokens, special tokens and chat template then match the llama.cpp backend's exactly.
+ * tokens, special tokens and chat template then match the llama.cpp backend's exactly, and grammars are compiled
+ * and evaluated by the same llama.cpp grammar engine as on that backend.
  */
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { EngineError } from "../../errors/engine-error.js";
+import { compileGrammarState, tokenGrammarOf, type TokenGrammar } from "./token-grammar.js";
 import { vocabularyOf, type Vocabulary } from "./vocabulary.js";
 
 export interface LoadedVocabulary {
   vocabulary: Vocabulary;
+  /** A fresh evaluation state of `grammar` (a GenerationPlan's), one per generation. */
+  compileGrammar(grammar: { text: string; param: string }): Promise<TokenGrammar>;
   dispose(): Promise<void>;
 }
 
@@ -17,7 +21,11 @@ export async function loadVocabulary(path: string): Promise<LoadedVocabulary> {
     const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
     const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
     const vocabulary = vocabularyOf(model, path);
-    return { vocabulary, dispose: async () => { await vocabulary.close(); await model.dispose(); } };
+    return {
+      vocabulary,
+      compileGrammar: async (grammar) => tokenGrammarOf(await compileGrammarState(llama, model, grammar)),
+      dispose: async () => { await vocabulary.close(); await model.dispose(); },
+    };
   } catch (error) {
     const cause = error instanceof Error ? error.message : String(error);
     throw new EngineError("backend_failure", `cannot read the vocabulary of ${path}: ${cause}`, { path }, { cause: error });

@@ -6,11 +6,12 @@
  * reader into a small event buffer and keeps in step with the context's other sequences through the decode barrier,
  * so they share decode batches and a slow reader holds up no one else.
  */
-import { LlamaGrammarEvaluationState, type Llama, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
+import type { Llama, LlamaContextSequence, LlamaGrammarEvaluationState, LlamaModel, Token } from "node-llama-cpp";
 import { EngineError, toEngineError } from "../../../errors/engine-error.js";
 import type { FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob } from "../../events.js";
 import type { GenerationPlan } from "../../generation-plan.js";
 import { TokenEvents } from "../../token-events.js";
+import { compileGrammarState } from "../../text/token-grammar.js";
 import type { Vocabulary } from "../../text/vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
 import type { DecodeBarrier } from "./decode-barrier.js";
@@ -38,7 +39,7 @@ const BUFFERED_EVENTS = 16;
 /** Runs one plan. Throws (before `start`) for an abort while waiting or a grammar that does not compile. */
 export async function* runGeneration(runtime: GenerationRuntime, plan: GenerationPlan, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
   throwIfAborted(signal);
-  const grammarState = plan.grammar ? await compileGrammar(runtime, plan.grammar) : undefined;
+  const grammarState = plan.grammar ? await compileGrammarState(runtime.llama, runtime.model, plan.grammar) : undefined;
   const lease = await runtime.pool.acquire(plan.prompt as Token[], signal);
   const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS);
   let production = Promise.resolve();
@@ -212,16 +213,6 @@ async function scorePrompt(model: LlamaModel, sequence: LlamaContextSequence, pr
     });
   }
   return logprobs;
-}
-
-async function compileGrammar(runtime: GenerationRuntime, grammar: { text: string; param: string }): Promise<LlamaGrammarEvaluationState> {
-  try {
-    const compiled = await runtime.llama.createGrammar({ grammar: grammar.text });
-    return new LlamaGrammarEvaluationState({ model: runtime.model, grammar: compiled });
-  } catch (error) {
-    const cause = error instanceof Error ? error.message : String(error);
-    throw new EngineError("invalid_request", `${grammar.param}: cannot be enforced as a grammar (${cause})`, { param: grammar.param }, { cause: error });
-  }
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

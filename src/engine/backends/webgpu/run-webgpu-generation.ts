@@ -1,12 +1,13 @@
 /**
  * The token loop of the WebGPU backend: evaluate the prompt suffix the cache lacks (in batches), then sample token by token
- * (GPU argmax when greedy, else the CPU sampler on read-back logits) until end of generation, a stop sequence, the
- * budget or an abort. Events come from the engine's shared TokenEvents, exactly as on llama.cpp.
+ * (GPU argmax when greedy, else the CPU sampler on read-back logits, which also applies the plan's grammar) until end
+ * of generation, a stop sequence, the budget or an abort. Events come from the engine's shared TokenEvents, exactly as on llama.cpp.
  */
 import { EngineError } from "../../../errors/engine-error.js";
 import type { FinishReason, GenerationEvent } from "../../events.js";
 import type { GenerationPlan } from "../../generation-plan.js";
 import { TokenEvents } from "../../token-events.js";
+import type { TokenGrammar } from "../../text/token-grammar.js";
 import type { Vocabulary } from "../../text/vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
 import type { DecodeSession } from "./decode-session.js";
@@ -15,14 +16,16 @@ import { createSampler, logprobsOf } from "./sampler.js";
 export async function* runWebGpuGeneration(
   session: DecodeSession,
   plan: GenerationPlan,
-  deps: { vocabulary: Vocabulary; ids: IdFactory },
+  deps: { vocabulary: Vocabulary; ids: IdFactory; compileGrammar(grammar: { text: string; param: string }): Promise<TokenGrammar> },
   signal?: AbortSignal,
 ): AsyncGenerator<GenerationEvent> {
   throwIfAborted(signal);
   if (plan.echo?.logprobs) throw new EngineError("invalid_request", "echo: the webgpu backend cannot score prompt tokens; ask for echo or logprobs, not both", { param: "echo" });
   const sampler = createSampler(plan.sampling);
+  const grammar = plan.grammar ? { rules: await deps.compileGrammar(plan.grammar), vocabularySize: deps.vocabulary.size } : undefined;
   const logprobs = plan.logprobs;
-  const needLogits = !sampler.usesGpuArgmax || logprobs !== undefined;
+  const onCpu = !sampler.usesGpuArgmax || grammar !== undefined;
+  const needLogits = onCpu || logprobs !== undefined;
   const reused = session.reuse(plan.prompt);
   const tokens = new TokenEvents(plan, deps.vocabulary, deps.ids, reused);
   // The prompt's uncached tokens but the last go through in batches; the last one's step gives the first token.
@@ -35,8 +38,9 @@ export async function* runWebGpuGeneration(
     if (signal?.aborted) { reason = "aborted"; break; }
     // The sampler applies penalties to the logits in place; logprobs describe the model's own distribution.
     const raw = logprobs !== undefined ? step.logits!.slice() : undefined;
-    const token = sampler.usesGpuArgmax ? step.token : sampler.pick(step.logits!, [...plan.prompt, ...tokens.output]);
+    const token = onCpu ? sampler.pick(step.logits!, [...plan.prompt, ...tokens.output], grammar) : step.token;
     if (deps.vocabulary.isEog(token)) break;
+    grammar?.rules.accept(token);
     const alternatives = raw ? [logprobsOf(raw, token, logprobs ?? 0, (id) => deps.vocabulary.detokenize([id], false))] : undefined;
     const { events, finished } = tokens.push(token, alternatives);
     yield* events;

@@ -1,17 +1,24 @@
 /**
  * Picks the next token from full logits on the CPU, in llama.cpp's sampler order (penalties → top-k → top-p →
  * min-p → temperature → draw), with llama.cpp's defaults and a seeded generator, so a seed repeats a reply. Greedy
- * decoding without penalties never needs the logits: the GPU's argmax is used instead.
+ * decoding without penalties or grammar never needs the logits: the GPU's argmax is used instead. A grammar is
+ * applied as llama.cpp applies it: the token picked is checked, and only when the grammar rejects it are the logits
+ * of every rejected token masked and the pick repeated (so the common step costs one check, not one per token).
  */
 import type { SamplingOptions, TokenLogprob } from "../../index.js";
+import { EngineError } from "../../../errors/engine-error.js";
 import { PENALTY_WINDOW, SAMPLING_DEFAULTS } from "../../sampling-defaults.js";
+import type { TokenGrammar } from "../../text/token-grammar.js";
 import { seededRandom } from "../../../lib/seeded-random.js";
 
 export interface TokenSampler {
   /** True when the GPU's argmax is the answer (greedy, no penalties): the logits need not be read back. */
   readonly usesGpuArgmax: boolean;
-  /** Samples from `logits` (modified in place by penalties); `history` is prompt + output so far. */
-  pick(logits: Float32Array, history: readonly number[]): number;
+  /**
+   * Samples from `logits` (modified in place by penalties and the grammar's mask); `history` is prompt + output so
+   * far; `grammar` (with `vocabularySize`, the ids it knows) limits the pick to the tokens it accepts next.
+   */
+  pick(logits: Float32Array, history: readonly number[], grammar?: { rules: TokenGrammar; vocabularySize: number }): number;
 }
 
 export function createSampler(options: SamplingOptions = {}): TokenSampler {
@@ -20,15 +27,31 @@ export function createSampler(options: SamplingOptions = {}): TokenSampler {
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
   return {
     usesGpuArgmax: temperature <= 0 && !penalties,
-    pick(logits, history) {
+    pick(logits, history, grammar) {
       if (penalties) applyPenalties(logits, history.slice(-PENALTY_WINDOW), options);
-      if (temperature <= 0) return argmax(logits);
-      let candidates = topK(logits, options.topK ?? SAMPLING_DEFAULTS.topK);
-      candidates = topP(candidates, options.topP ?? SAMPLING_DEFAULTS.topP);
-      candidates = minP(candidates, options.minP ?? SAMPLING_DEFAULTS.minP);
-      return draw(candidates, temperature, random());
+      const choose = (): number => {
+        if (temperature <= 0) return argmax(logits);
+        let candidates = topK(logits, options.topK ?? SAMPLING_DEFAULTS.topK);
+        candidates = topP(candidates, options.topP ?? SAMPLING_DEFAULTS.topP);
+        candidates = minP(candidates, options.minP ?? SAMPLING_DEFAULTS.minP);
+        return draw(candidates, temperature, random());
+      };
+      const token = choose();
+      if (!grammar || grammar.rules.accepts(token)) return token;
+      maskRejected(logits, grammar.rules, grammar.vocabularySize);
+      return choose();
     },
   };
+}
+
+/** Sets the logit of every token `grammar` rejects (and of padding ids past the vocabulary) to −∞. */
+function maskRejected(logits: Float32Array, grammar: TokenGrammar, vocabularySize: number): void {
+  let open = 0;
+  for (let id = 0; id < logits.length; id++) {
+    if (id < vocabularySize && logits[id] !== -Infinity && grammar.accepts(id)) open++;
+    else logits[id] = -Infinity;
+  }
+  if (open === 0) throw new EngineError("backend_failure", "the grammar accepts no token here");
 }
 
 /** log-softmax of the raw logits: the sampled token's log-probability and the `top` most likely alternatives. */
@@ -91,11 +114,14 @@ function minP(candidates: Candidate[], p: number): Candidate[] {
 function draw(candidates: Candidate[], temperature: number, u: number): number {
   const probabilities = softmax(candidates, temperature);
   let cumulative = 0;
+  let last = 0;
   for (let i = 0; i < candidates.length; i++) {
     cumulative += probabilities[i]!;
     if (u < cumulative) return candidates[i]!.id;
+    if (probabilities[i]! > 0) last = i;
   }
-  return candidates.at(-1)!.id;
+  // Rounding left u past the sum: the last possible candidate (a masked one has probability 0).
+  return candidates[last]!.id;
 }
 
 function hasPenalties(options: SamplingOptions): boolean {

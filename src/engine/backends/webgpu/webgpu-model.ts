@@ -91,7 +91,7 @@ export class WebGpuModel extends LocalModel {
     ctxSize: number,
   ) {
     super();
-    this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, noGrammarBackend: "webgpu" };
+    this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize };
     this.parallel = pool.sessions.length;
   }
 
@@ -104,7 +104,7 @@ export class WebGpuModel extends LocalModel {
   protected async *run(plan: GenerationPlan, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
     const { session, release } = this.pool.acquire(plan.prompt);
     try {
-      yield* runWebGpuGeneration(session, plan, { vocabulary: this.vocabulary.vocabulary, ids: this.ids }, signal);
+      yield* runWebGpuGeneration(session, plan, { vocabulary: this.vocabulary.vocabulary, ids: this.ids, compileGrammar: this.vocabulary.compileGrammar }, signal);
     } finally {
       release();
     }

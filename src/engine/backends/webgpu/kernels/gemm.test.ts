@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { GgmlType, typeName } from "../gguf/quant-types.js";
-import { createGemm, gemmInvocations, type GemmOptions } from "./gemm.js";
+import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_TILE, type GemmOptions } from "./gemm.js";
 import { stepAt } from "./attention-kit.fixture.js";
 import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
-import { bindBuffers, createStorage, dispatch, groupsFor, readFloats } from "./run-kernel.js";
+import { bindBuffers, createStorage, createUniform, dispatch, groupsFor, readFloats } from "./run-kernel.js";
+import { encodeStep, STEP_BYTES } from "./step.js";
 
 const ROWS = 22; // not a multiple of the rows per invocation: the tail is exercised
 const COLS = 256;
@@ -72,5 +73,25 @@ describe.skipIf(noGpu)("batched GEMV kernel (prompt evaluation)", () => {
       const bound = (Math.abs(uy.y[i]!) * gy.bound[i % ROWS]! + Math.abs(a) * uy.bound[i % ROWS]!) * 1.1 + 1e-6;
       expect(Math.abs(swiglu[i]! - expected)).toBeLessThanOrEqual(bound);
     });
+  });
+
+  it("reads X as uniform windows, one token tile per dispatch, to the same sums", async () => {
+    const { tensor, values } = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 11);
+    const { y, bound } = reference(values, x);
+    const tiles = Math.ceil(TOKENS / GEMM_TILE);
+    const padded = new Float32Array(tiles * GEMM_TILE * COLS);
+    padded.set(x);
+    const input = createStorage(device(), padded, "x", GPUBufferUsage.UNIFORM);
+    const out = createStorage(device(), TOKENS * ROWS * 4);
+    const pipeline = createGemm(device(), { type: GgmlType.Q4_K, rows: ROWS, cols: COLS, window: { cols: COLS, tokens: GEMM_TILE, workgroupSize: 8 } });
+    const bytes = gemmWindowBytes(COLS, GEMM_TILE);
+    dispatch(device(), Array.from({ length: tiles }, (_, tile) => {
+      const step = createUniform(device(), STEP_BYTES);
+      device().queue.writeBuffer(step, 0, encodeStep(0, TOKENS, tile * GEMM_TILE));
+      const buffers = [step, { buffer: input, offset: tile * bytes, size: bytes }, out, ...uploadPlanes(tensor)];
+      return { pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: 1 };
+    }));
+    const actual = await readFloats(device(), out, TOKENS * ROWS);
+    y.forEach((v, i) => expect(Math.abs(actual[i]! - v)).toBeLessThanOrEqual(bound[i % ROWS]!));
   });
 });

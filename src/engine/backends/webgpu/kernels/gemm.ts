@@ -21,23 +21,30 @@ export interface GemmOptions {
   /** "store" Y = W·X (+ bias when `bias`); "residual" Y += W·X; "swiglu" Y = silu(W·X)·(U·X), U bound after W. */
   epilogue?: "store" | "residual" | "swiglu";
   bias?: boolean;
+  /**
+   * Read X as a uniform window of `tokens` tokens (the tile, instead of GEMM_TILE) starting at token `step.first`
+   * (one dispatch per tile; the window of a `cols`-wide X must fit a uniform binding), `workgroupSize` invocations
+   * each. For llvmpipe, which reads a storage buffer through a per-lane loop with a branch per value, but a uniform
+   * buffer with plain loads.
+   */
+  window?: { cols: number; tokens: number; workgroupSize: number };
 }
 
 /**
  * Bindings, in order: step, x, y, W planes, [bias | U planes]. The tile loops are unrolled here, in JS: with constant
  * indices the weights and sums stay in registers (llvmpipe puts dynamically indexed private arrays in memory).
  */
-export function gemmWgsl({ type, epilogue = "store", bias = false }: GemmOptions): string {
+export function gemmWgsl({ type, epilogue = "store", bias = false, window }: GemmOptions): string {
   const swiglu = epilogue === "swiglu";
   const after = 3 + weightPlanes(type).length;
   const rows = Array.from({ length: GEMM_ROWS }, (_, r) => r);
-  const tokens = Array.from({ length: GEMM_TILE }, (_, t) => t);
+  const tokens = Array.from({ length: window?.tokens ?? GEMM_TILE }, (_, t) => t);
   const slices = Array.from({ length: 8 }, (_, j) => j);
   const groups = Array.from({ length: GEMM_ROWS / 4 }, (_, g) => g);
   const dots = (m: string, r: number) => slices.map((j) => `dot(${m}${r}[${j}], x${j})`).join(" + ");
   const quad = (m: string, g: number) => `vec4<f32>(${[0, 1, 2, 3].map((k) => dots(m, 4 * g + k)).join(",\n        ")})`;
   const tokenStep = (t: number) => `{
-      let xb = min(t0 + ${t}u, last) * (COLS / 4u) + b * 8u;
+      let xb = (min(t0 + ${t}u, last)${window ? " - t0" : ""}) * (COLS / 4u) + b * 8u;
       ${slices.map((j) => `let x${j} = x[xb + ${j}u];`).join(" ")}
       ${groups.map((g) => `acc${t}_${g} += ${quad("w", g)};${swiglu ? ` accu${t}_${g} += ${quad("u", g)};` : ""}`).join("\n      ")}
     }`;
@@ -58,7 +65,7 @@ override Y_STRIDE: u32;
 override Y_OFFSET: u32 = 0;
 ${stepWgsl}
 @group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+${window ? `@group(0) @binding(1) var<uniform> x: array<vec4<f32>, ${(window.tokens * window.cols) / 4}>;` : "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;"}
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 ${declarePlanes(type, "w", 3)}
 ${swiglu ? declarePlanes(type, "u", after) : ""}
@@ -67,13 +74,13 @@ ${unpackWgsl}
 ${blockValuesWgsl(type, "w")}
 ${swiglu ? blockValuesWgsl(type, "u") : ""}
 fn silu(v: f32) -> f32 { return v / (1.0 + exp(-v)); }
-@compute @workgroup_size(64)
+@compute @workgroup_size(${window?.workgroupSize ?? 64})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let row_groups = (ROWS + ${GEMM_ROWS - 1}u) / ${GEMM_ROWS}u;
-  let r0 = (gid.x % row_groups) * ${GEMM_ROWS}u;
-  let t0 = (gid.x / row_groups) * ${GEMM_TILE}u;
+  let r0 = (${window ? "gid.x" : "gid.x % row_groups"}) * ${GEMM_ROWS}u;
+  let t0 = ${window ? "step.first" : `(gid.x / row_groups) * ${GEMM_TILE}u`};
   let count = step.tokens;
-  if (t0 >= count) { return; }
+  if (t0 >= count || r0 >= ROWS) { return; }
   // Past the last row or token, invocations re-read the last one instead of branching in the loop; sums are dropped.
   let last = count - 1u;
   let nb = COLS / 32u;
@@ -93,7 +100,12 @@ export function createGemm(device: GPUDevice, options: GemmOptions & { rows: num
   return createKernel(device, gemmWgsl(options), constants, `gemm-${options.epilogue ?? "store"}`);
 }
 
-/** Invocations for `tokens` tokens of a rows-row batched GEMV. */
+/** Bytes of the X window of `tokens` tokens of a `cols`-wide windowed GEMM (see GemmOptions.window). */
+export function gemmWindowBytes(cols: number, tokens: number): number {
+  return tokens * cols * 4;
+}
+
+/** Invocations for `tokens` tokens of a rows-row batched GEMV (without a window; with one: one token tile). */
 export function gemmInvocations(rows: number, tokens: number): number {
   return Math.ceil(rows / GEMM_ROWS) * Math.ceil(tokens / GEMM_TILE);
 }

@@ -3,12 +3,15 @@
 /** A buffer, or a range of one (weights live in arenas and bind as ranges). */
 export type BufferRange = GPUBuffer | { buffer: GPUBuffer; offset?: number; size?: number };
 
-/** Creates a STORAGE buffer holding `data`, or `byteLength` zero bytes. COPY_SRC so tests and dumps can read it. */
-export function createStorage(device: GPUDevice, data: ArrayBufferView | number, label?: string): GPUBuffer {
+/**
+ * Creates a STORAGE buffer holding `data`, or `byteLength` zero bytes. COPY_SRC so tests and dumps can read it;
+ * `extraUsage` adds more (UNIFORM for a buffer also bound as uniform windows).
+ */
+export function createStorage(device: GPUDevice, data: ArrayBufferView | number, label?: string, extraUsage = 0): GPUBuffer {
   const byteLength = typeof data === "number" ? data : data.byteLength;
   // Sizes round up to 16 B: vec4 arrays need it and writeBuffer wants multiples of 4.
   const size = Math.max(16, Math.ceil(byteLength / 16) * 16);
-  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC | extraUsage;
   const buffer = device.createBuffer({ size, usage, label, mappedAtCreation: typeof data !== "number" });
   if (typeof data !== "number") {
     new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));

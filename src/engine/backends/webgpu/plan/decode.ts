@@ -59,7 +59,8 @@ export class DecodePlan {
     this.dispatches = buildDecodeDispatches(gpu.device, config, weights, this.buffers, maxCtx, choices);
     const batch = choices.prefillBatch ?? DEFAULT_PREFILL_BATCH;
     const shape = { heads: config.heads, kvHeads: config.kvHeads, headDim: config.headDim, maxCtx, kv: choices.kvCache };
-    if (batch > 1) this.batched = new Prefill(gpu.device, config, weights, this.buffers, shape, batch);
+    const windowThreads = gpu.info.software ? choices.threads : undefined;
+    if (batch > 1) this.batched = new Prefill(gpu.device, config, weights, this.buffers, shape, { batch, windowThreads });
   }
 
   /**

@@ -3,15 +3,17 @@
  * each weight block once per tile of tokens, one RoPE + KV write for the batch, causal attention over the cache),
  * filling the KV cache. It computes no logits: the prompt's last token goes through the decode step, which samples.
  * Every pipeline and bind group is built at load; a batch records its dispatches with grids sized to its tokens.
+ * On a software adapter the GEMMs read their input as uniform windows, one token tile per dispatch (see gemm.ts).
  */
 import type { LlamaConfig } from "../model/llama-config.js";
 import { createCausalAttention } from "../kernels/causal-attention.js";
 import { createEmbed } from "../kernels/dequantize.js";
-import { createGemm, gemmInvocations, type GemmOptions } from "../kernels/gemm.js";
+import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_ROWS, GEMM_TILE, type GemmOptions } from "../kernels/gemm.js";
+import { balancedLaunch } from "../kernels/gemv.js";
 import { createRmsNorm } from "../kernels/rms-norm.js";
 import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
-import { bindBuffers, createStorage, groupsFor, type BufferRange } from "../kernels/run-kernel.js";
-import { encodeStep } from "../kernels/step.js";
+import { bindBuffers, createStorage, createUniform, groupsFor, type BufferRange } from "../kernels/run-kernel.js";
+import { encodeStep, STEP_BYTES } from "../kernels/step.js";
 import type { DecodeBuffers } from "./decode-buffers.js";
 import type { DecodeWeights, GpuMatrix } from "./decode-weights.js";
 
@@ -20,12 +22,32 @@ interface BatchDispatch {
   pipeline: GPUComputePipeline;
   bindGroup: GPUBindGroup;
   grid(tokens: number): number;
+  /** A windowed GEMM's first token: dispatched only when the batch reaches it. */
+  first?: number;
+}
+
+/**
+ * Token tiles of windowed GEMMs, largest first: the largest whose window fits is used (16 decodes each weight block
+ * for twice the tokens; wide inputs only fit 8). Each is a multiple of GEMM_TILE, so the tile step uniforms serve all.
+ */
+const WINDOW_TILES = [16, GEMM_TILE];
+
+/** Options of the prefill plan. */
+export interface PrefillOptions {
+  /** Most tokens per batch. */
+  batch: number;
+  /** Read GEMM inputs as uniform windows (software adapters), spreading each over this many CPU threads. */
+  windowThreads?: number;
 }
 
 export class Prefill {
   private readonly list: BatchDispatch[] = [];
   private readonly buffers: GPUBuffer[] = [];
   private readonly ids: GPUBuffer;
+  /** Per GEMM_TILE tokens, the step uniform with `first` set (windowed GEMMs only). */
+  private readonly tileSteps: GPUBuffer[] = [];
+  /** Most tokens per batch. */
+  readonly batch: number;
 
   constructor(
     private readonly device: GPUDevice,
@@ -33,12 +55,16 @@ export class Prefill {
     w: DecodeWeights,
     private readonly shared: DecodeBuffers,
     shape: AttentionShape,
-    /** Most tokens per batch. */
-    readonly batch: number,
+    prefill: PrefillOptions,
   ) {
     const { embedding: d, heads, kvHeads, headDim, feedForward, rmsEpsilon: eps } = config;
     const qkvRows = (heads + 2 * kvHeads) * headDim;
-    const f32 = (count: number, label: string) => this.own(createStorage(device, batch * count * 4, label));
+    const batch = (this.batch = prefill.batch);
+    const windowed = prefill.windowThreads !== undefined;
+    if (windowed) for (let k = 0; k < Math.ceil(batch / GEMM_TILE); k++) this.tileSteps.push(this.own(createUniform(device, STEP_BYTES, "prefill-tile-step")));
+    // Whole tiles of rows, so every tile's window lies inside the buffer.
+    const rows = Math.ceil(batch / WINDOW_TILES[0]!) * WINDOW_TILES[0]!;
+    const f32 = (count: number, label: string) => this.own(createStorage(device, rows * count * 4, label, windowed ? GPUBufferUsage.UNIFORM : 0));
     this.ids = this.own(createStorage(device, batch * 4, "prefill-ids"));
     const x = f32(d, "prefill-x");
     const normed = f32(d, "prefill-normed");
@@ -55,8 +81,17 @@ export class Prefill {
     const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], grid: (tokens: number) => number) =>
       this.list.push({ pipeline, bindGroup: bindBuffers(device, pipeline, buffers), grid });
     const gemm = (m: GpuMatrix, options: Omit<GemmOptions, "type">, input: GPUBuffer, output: GPUBuffer, extra: BufferRange[] = [], yStride = m.rows, yOffset = 0) => {
-      const pipeline = cached(["gemm", m.type, m.rows, m.cols, options, yStride, yOffset], () => createGemm(device, { ...options, type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset }));
-      add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
+      const tokens = windowed ? WINDOW_TILES.find((tile) => gemmWindowBytes(m.cols, tile) <= device.limits.maxUniformBufferBindingSize) : undefined;
+      const launch = tokens ? balancedLaunch(Math.ceil(m.rows / GEMM_ROWS), prefill.windowThreads) : undefined;
+      const window = tokens && launch ? { cols: m.cols, tokens, workgroupSize: launch.workgroupSize } : undefined;
+      const pipeline = cached(["gemm", m.type, m.rows, m.cols, options, yStride, yOffset, window], () => createGemm(device, { ...options, window, type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset }));
+      if (!window || !launch) return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
+      const bytes = gemmWindowBytes(m.cols, window.tokens);
+      for (let first = 0; first < batch; first += window.tokens) {
+        const x = { buffer: input, offset: first * m.cols * 4, size: bytes };
+        const bindGroup = bindBuffers(device, pipeline, [this.tileSteps[first / GEMM_TILE]!, x, output, ...m.planes, ...extra]);
+        this.list.push({ pipeline, bindGroup, grid: () => launch.workgroups, first });
+      }
     };
     const norm = (gain: BufferRange) => add(cached(["norm"], () => createRmsNorm(device, batch, d, eps)), [x, normed, gain], groupsFor);
     const nb = w.embeddings.cols / 32;
@@ -92,9 +127,11 @@ export class Prefill {
       const n = Math.min(this.batch, tokens.length - from);
       queue.writeBuffer(this.ids, 0, Uint32Array.from(tokens.slice(from, from + n)));
       queue.writeBuffer(this.shared.step, 0, encodeStep(pos + from, n));
+      this.tileSteps.forEach((step, tile) => queue.writeBuffer(step, 0, encodeStep(pos + from, n, tile * GEMM_TILE)));
       const encoder = this.device.createCommandEncoder();
       const pass = encoder.beginComputePass();
       for (const d of this.list) {
+        if (d.first !== undefined && d.first >= n) continue;
         pass.setPipeline(d.pipeline);
         pass.setBindGroup(0, d.bindGroup);
         pass.dispatchWorkgroups(d.grid(n));
