@@ -52,11 +52,18 @@ export function toToolShape(name: string, schema: Record<string, unknown>): Tool
 /**
  * A tool call read from a JSON object: `{"name": …, "arguments" | "parameters": {…}}` naming an offered tool. Small
  * models sometimes name a call after what it does ("create hello.py") while writing exactly an offered tool's
- * arguments: such a call is that tool's when it is the only offered tool the arguments fit (see fitsOneTool).
+ * arguments, or write the arguments alone: such a call is that tool's when it is the only offered tool the arguments
+ * fit (see fitsOneTool).
  */
 export function parseCallObject(json: string, toolNames: ReadonlySet<string>, shapes: readonly ToolShape[] = []): { name: string; input: Record<string, unknown> } | undefined {
   const value = tryParse(json.trim());
-  if (!isRecord(value) || typeof value.name !== "string") return undefined;
+  if (!isRecord(value)) return undefined;
+  // Some write just the arguments, without a name: a call of the one tool they fit, like a misnamed call.
+  if (!("name" in value) && !("arguments" in value) && !("parameters" in value)) {
+    const name = fitsOneTool(value, shapes);
+    return name === undefined ? undefined : { name, input: value };
+  }
+  if (typeof value.name !== "string") return undefined;
   const extraKeys = Object.keys(value).filter((key) => !["name", "arguments", "parameters", "id", "type"].includes(key));
   if (extraKeys.length > 0) return undefined;
   // Some models double-encode the arguments as a JSON string.

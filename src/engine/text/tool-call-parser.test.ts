@@ -138,6 +138,18 @@ describe("ToolCallParser with the offered tools' parameters", () => {
     ]);
   });
 
+  it("takes a bare arguments object as the one offered tool it fits (as Qwen2.5-Coder-0.5B wrote it for Claude Code)", () => {
+    const reply = '{"file_path":"/tmp/t/hello.py","content":"print(\'hello\')"}';
+    expect(parseWith(reply).filter((piece) => piece.kind !== "call-delta")).toEqual([
+      { kind: "call-start", name: "Write" },
+      { kind: "call-end", input: { file_path: "/tmp/t/hello.py", content: "print('hello')" } },
+    ]);
+  });
+
+  it("keeps a bare object as text when it fits several tools or none", () => {
+    for (const reply of ['{"file_path": "a.py"}', '{"answer": 42}']) expect(parseWith(reply)).toEqual([{ kind: "text", text: reply }]);
+  });
+
   it("keeps a misnamed call as text when its arguments fit several tools (Read and Open), none, or are empty", () => {
     for (const args of ['{"file_path": "a.py"}', '{"path": "a.py", "content": "x"}', "{}"]) {
       const reply = `<tool_call>{"name": "do it", "arguments": ${args}}</tool_call>`;
