@@ -45,6 +45,17 @@ describe("createResponseObserver", () => {
     });
   });
 
+  it("names the tool before a call's arguments in the recorded output", async () => {
+    const observer = createResponseObserver({ requestId: "req_4", method: "POST", route: "/v1/messages" }, { recordBodies: true });
+    const call: GenerationEvent[] = [
+      { type: "tool-call-start", index: 1, id: "call_1", name: "Write" },
+      { type: "tool-call-delta", index: 1, json: '{"file_path":"/a.py"}' },
+      { type: "tool-call-end", index: 1, input: { file_path: "/a.py" } },
+    ];
+    await drain(observer.observe({}, replay([start(5), ...text("Ok"), ...call, finish(5, 0, 9)])));
+    expect(observer.complete(200).output).toBe('Ok!\n[tool call Write] {"file_path":"/a.py"}');
+  });
+
   it("records an in-band error event and settles the policy with the complete record", async () => {
     const observer = createResponseObserver({ requestId: "req_3", method: "POST", route: "/v1/responses" });
     const settled: unknown[] = [];

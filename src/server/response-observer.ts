@@ -63,6 +63,9 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
           reportUsage();
         } else if (event.type === "error") {
           fail(event.error);
+        } else if (event.type === "tool-call-start") {
+          // The log shows which tool a call's arguments belong to.
+          if (options.recordBodies) record.output += `${record.output ? "\n" : ""}[tool call ${event.name}] `;
         } else if (isContentDelta(event)) {
           const now = clock();
           if (record.timeToFirstTokenMs === undefined) record.timeToFirstTokenMs = now - firstStarted;

@@ -138,7 +138,7 @@ describe("ToolCallParser with the offered tools' parameters", () => {
     ]);
   });
 
-  it("takes a bare arguments object as the one offered tool it fits (as Qwen2.5-Coder-0.5B wrote it for Claude Code)", () => {
+  it("takes a bare arguments object as the one offered tool it fits", () => {
     const reply = '{"file_path":"/tmp/t/hello.py","content":"print(\'hello\')"}';
     expect(parseWith(reply).filter((piece) => piece.kind !== "call-delta")).toEqual([
       { kind: "call-start", name: "Write" },
