@@ -53,6 +53,24 @@ describe("OutputAssembler", () => {
     expect(events.filter((event) => event.type === "tool-call-start")).toHaveLength(1);
   });
 
+  it("ends a reply that repeats one of its calls, dropping the repeat, and passes distinct calls whole", () => {
+    const assembler = new OutputAssembler({ stop: [], tools: { names: ["Write", "Read"], parallel: true }, ids: sequentialIds() });
+    const write = '<tool_call>{"name": "Write", "arguments": {"file_path": "/a.py", "content": "x"}}</tool_call>';
+    const read = '<tool_call>{"name": "Read", "arguments": {"file_path": "/a.py"}}</tool_call>';
+    const { events, consumed } = run(assembler, [write, "\n", read, "\n", write, "\n", "never read"]);
+    expect(consumed).toBe(5);
+    expect(events.filter((event) => event.type === "tool-call-start").map((event) => "name" in event && event.name)).toEqual(["Write", "Read"]);
+    expect(assembler.completedCalls).toBe(2);
+  });
+
+  it("keeps calls of one tool with different inputs", () => {
+    const assembler = new OutputAssembler({ stop: [], tools: { names: ["Read"], parallel: true }, ids: sequentialIds() });
+    const read = (file: string) => `<tool_call>{"name": "Read", "arguments": {"file_path": "${file}"}}</tool_call>`;
+    const { consumed } = run(assembler, [read("/a.py"), read("/b.py"), read("/c.py")]);
+    expect(consumed).toBe(3);
+    expect(assembler.completedCalls).toBe(3);
+  });
+
   it("attaches pending logprobs to the next text delta", () => {
     const assembler = new OutputAssembler({ stop: [], ids: sequentialIds() });
     const logprob = { token: "Hi", logprob: -0.1, top: [] };

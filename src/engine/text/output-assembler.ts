@@ -1,6 +1,7 @@
 /**
  * The text path from decoded tokens to events: stop sequences are cut first (the matched one is reported and never
- * emitted), then tool calls are parsed out when tools are offered, then pieces become numbered blocks.
+ * emitted), then tool calls are parsed out when tools are offered (a reply repeating its own call ends there), then
+ * pieces become numbered blocks.
  */
 import type { GenerationEvent, TokenLogprob } from "../events.js";
 import type { IdFactory } from "../../lib/ids.js";
@@ -8,6 +9,7 @@ import { StopMatcher } from "./stop-matcher.js";
 import type { ToolShape } from "./tool-call-json.js";
 import { ToolCallParser, type ParsedPiece } from "./tool-call-parser.js";
 import { BlockWriter } from "./block-writer.js";
+import { RepeatCallFilter } from "./repeat-call-filter.js";
 
 /**
  * Which tools the parser should recognise (names, and parameter names for calls misnamed by the model);
@@ -23,6 +25,7 @@ export class OutputAssembler {
   private readonly parser?: ToolCallParser;
   private readonly writer: BlockWriter;
   private readonly parallelCalls: boolean;
+  private readonly repeats = new RepeatCallFilter();
   /** The stop sequence that ended generation, once one matched. */
   stopSequence?: string;
 
@@ -42,20 +45,20 @@ export class OutputAssembler {
     const match = this.stops.push(text);
     const events = this.writer.write(this.parse(match.text));
     if (match.stop !== undefined) this.stopSequence = match.stop;
-    const doneCalling = !this.parallelCalls && this.writer.completedCalls > 0;
+    const doneCalling = (!this.parallelCalls && this.writer.completedCalls > 0) || this.repeats.repeated;
     return { events, done: match.stop !== undefined || doneCalling };
   }
 
   /** Generation ended: releases held text, finishes parsing and closes the open block. */
   finish(): GenerationEvent[] {
     const rest = this.stopSequence === undefined ? this.stops.flush() : "";
-    const pieces = [...this.parse(rest), ...(this.parser?.end() ?? [])];
+    const pieces = [...this.parse(rest), ...this.repeats.filter(this.parser?.end() ?? [])];
     const stopAfterFirstCall = !this.parallelCalls && this.writer.completedCalls > 0;
     return [...(stopAfterFirstCall ? [] : this.writer.write(pieces)), ...this.writer.close()];
   }
 
   private parse(text: string): ParsedPiece[] {
     if (!text) return [];
-    return this.parser ? this.parser.push(text) : [{ kind: "text", text }];
+    return this.parser ? this.repeats.filter(this.parser.push(text)) : [{ kind: "text", text }];
   }
 }
