@@ -189,6 +189,25 @@ describe("the prefix cache's disk tier", () => {
   });
 });
 
+describe("choosing between the tiers", () => {
+  it("keeps the prefix in RAM when the disk's is only a few tokens longer (a state load costs more than they do)", async () => {
+    const dir = join(home, "tiers");
+    const notes = Array.from({ length: 12 }, (_, i) => `Note ${i + 1} about tiers: it matters for the answer.`).join(" ");
+    const ask = (question: string) => userRequest("smollm2-135m", `${notes} ${question}`, { maxTokens: 4 });
+    await runOnce(dir, ask("Question: what color is the sky over the kilns at noon?"));
+    const engine = await openEngine(dir);
+    try {
+      // The notes come from disk; the next question shares a few more tokens with the saved state than with RAM.
+      expect(startOf(await readEvents(engine.generate(ask("Summarize.")))).cacheTier).toBe("disk");
+      const next = startOf(await readEvents(engine.generate(ask("Question: what time is it?"))));
+      expect(next.cacheTier).toBe("ram");
+      expect(next.cachedInputTokens).toBeGreaterThan(MIN_TOKENS);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
 describe("a conversation being saved to disk", () => {
   it("is found by its next turn, which waits for the save instead of starting over on a free sequence", async () => {
     const engine = await openEngine(join(home, "next-turn"), { parallel: 2 });

@@ -50,8 +50,11 @@ interface Slot {
   saving: boolean;
 }
 
-/** Tokens lost by an erase that are worth rewriting a whole state for: a few dozen of a diverging reply are not. */
-const EVICTION_SHARE = 8;
+/**
+ * A whole state is worth writing (before an erase) or reading (instead of the prefix already in RAM) for this share
+ * of the disk tier's minimum tokens: a few dozen tokens of a diverging reply are not worth seconds of file I/O.
+ */
+const STATE_WORTH_SHARE = 8;
 
 /** Shared prefix tokens that make a cached sequence worth choosing; below it, the slot that loses least is taken. */
 const MIN_REUSE = 64;
@@ -136,10 +139,11 @@ export class SlotPool {
       return { reusedTokens: 0 };
     }
     let tier: CacheTier = "ram";
-    const onDisk = this.options.disk?.find(prompt);
-    if (onDisk && onDisk.shared > sharedPrefix(slot.sequence, prompt)) {
+    const disk = this.options.disk;
+    const onDisk = disk?.find(prompt);
+    if (onDisk && onDisk.shared - sharedPrefix(slot.sequence, prompt) >= disk!.options.minTokens / STATE_WORTH_SHARE) {
       await this.erase(slot, 0);
-      if (await this.options.disk!.load(onDisk.entry, slot.sequence)) tier = "disk";
+      if (await disk!.load(onDisk.entry, slot.sequence)) tier = "disk";
     }
     const reusedTokens = await this.trimToPrompt(slot, prompt);
     return reusedTokens > 0 ? { reusedTokens, cacheTier: tier } : { reusedTokens };
@@ -162,7 +166,7 @@ export class SlotPool {
     const disk = this.options.disk;
     if (disk && held >= disk.options.minTokens) {
       const lost = held - Math.max(keep, disk.covered(sequence.contextTokens));
-      if (lost >= disk.options.minTokens / EVICTION_SHARE) await disk.save(sequence);
+      if (lost >= disk.options.minTokens / STATE_WORTH_SHARE) await disk.save(sequence);
     }
     slot.pendingSave = false;
     await sequence.eraseContextTokenRanges([{ start: keep, end: held }]);
