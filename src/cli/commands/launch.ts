@@ -27,7 +27,7 @@ export function registerLaunch(program: Command): void {
       "",
       "Examples:",
       "  kiln launch claude",
-      '  kiln launch claude --model qwen2.5-coder-0.5b -- -p "create hello.py that prints hello"',
+      '  kiln launch claude --model qwen2.5-coder-0.5b -- -p "create hello.py that prints hello" --permission-mode acceptEdits',
       "  kiln launch codex -- exec --full-auto \"add a README\"",
       "  kiln launch --stop",
       "",
