@@ -75,23 +75,28 @@ describe.skipIf(noGpu)("batched GEMV kernel (prompt evaluation)", () => {
     });
   });
 
-  it("reads X as uniform windows, one token tile per dispatch, to the same sums", async () => {
-    const { tensor, values } = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 11);
-    const { y, bound } = reference(values, x);
-    const tiles = Math.ceil(TOKENS / GEMM_TILE);
-    const padded = new Float32Array(tiles * GEMM_TILE * COLS);
-    padded.set(x);
-    const input = createStorage(device(), padded, "x", GPUBufferUsage.UNIFORM);
-    const out = createStorage(device(), TOKENS * ROWS * 4);
-    const pipeline = createGemm(device(), { type: GgmlType.Q4_K, rows: ROWS, cols: COLS, window: { cols: COLS, tokens: GEMM_TILE, workgroupSize: 8 } });
-    const bytes = gemmWindowBytes(COLS, GEMM_TILE);
-    dispatch(device(), Array.from({ length: tiles }, (_, tile) => {
-      const step = createUniform(device(), STEP_BYTES);
-      device().queue.writeBuffer(step, 0, encodeStep(0, TOKENS, tile * GEMM_TILE));
-      const buffers = [step, { buffer: input, offset: tile * bytes, size: bytes }, out, ...uploadPlanes(tensor)];
-      return { pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: 1 };
-    }));
-    const actual = await readFloats(device(), out, TOKENS * ROWS);
-    y.forEach((v, i) => expect(Math.abs(actual[i]! - v)).toBeLessThanOrEqual(bound[i % ROWS]!));
-  });
+  for (const parts of [1, 2]) {
+    it(`reads X as uniform windows, one token tile per dispatch, in ${parts} binding(s) per window, to the same sums`, async () => {
+      const { tensor, values } = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 11);
+      const bias = randomFloats(ROWS, 12);
+      const { y, bound } = reference(values, x);
+      const tiles = Math.ceil(TOKENS / GEMM_TILE);
+      const padded = new Float32Array(tiles * GEMM_TILE * COLS);
+      padded.set(x);
+      const input = createStorage(device(), padded, "x", GPUBufferUsage.UNIFORM);
+      const out = createStorage(device(), TOKENS * ROWS * 4);
+      const window = { cols: COLS, tokens: GEMM_TILE, workgroupSize: 8, parts };
+      const pipeline = createGemm(device(), { type: GgmlType.Q4_K, bias: true, rows: ROWS, cols: COLS, window });
+      const bytes = gemmWindowBytes(COLS, GEMM_TILE / parts);
+      dispatch(device(), Array.from({ length: tiles }, (_, tile) => {
+        const step = createUniform(device(), STEP_BYTES);
+        device().queue.writeBuffer(step, 0, encodeStep(0, TOKENS, tile * GEMM_TILE));
+        const [first, ...rest] = Array.from({ length: parts }, (_, p) => ({ buffer: input, offset: tile * GEMM_TILE * COLS * 4 + p * bytes, size: bytes }));
+        const buffers = [step, first!, out, ...uploadPlanes(tensor), createStorage(device(), bias), ...rest];
+        return { pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: 1 };
+      }));
+      const actual = await readFloats(device(), out, TOKENS * ROWS);
+      y.forEach((v, i) => expect(Math.abs(actual[i]! - (v + bias[i % ROWS]!))).toBeLessThanOrEqual(bound[i % ROWS]! + 1e-6));
+    });
+  }
 });

@@ -23,11 +23,12 @@ export interface GemmOptions {
   bias?: boolean;
   /**
    * Read X as a uniform window of `tokens` tokens (the tile, instead of GEMM_TILE) starting at token `step.first`
-   * (one dispatch per tile; the window of a `cols`-wide X must fit a uniform binding), `workgroupSize` invocations
-   * each. For llvmpipe, which reads a storage buffer through a per-lane loop with a branch per value, but a uniform
-   * buffer with plain loads.
+   * (one dispatch per tile), `workgroupSize` invocations each. For llvmpipe, which reads a storage buffer through a
+   * per-lane loop with a branch per value, but a uniform buffer with plain loads. A window too wide for one uniform
+   * binding is bound as `parts` (default 1) bindings of tokens/parts tokens each: the first as x (binding 1), the
+   * others after all the other bindings.
    */
-  window?: { cols: number; tokens: number; workgroupSize: number };
+  window?: { cols: number; tokens: number; workgroupSize: number; parts?: number };
 }
 
 /**
@@ -43,9 +44,14 @@ export function gemmWgsl({ type, epilogue = "store", bias = false, window }: Gem
   const groups = Array.from({ length: GEMM_ROWS / 4 }, (_, g) => g);
   const dots = (m: string, r: number) => slices.map((j) => `dot(${m}${r}[${j}], x${j})`).join(" + ");
   const quad = (m: string, g: number) => `vec4<f32>(${[0, 1, 2, 3].map((k) => dots(m, 4 * g + k)).join(",\n        ")})`;
+  const parts = window?.parts ?? 1;
+  const partTokens = tokens.length / parts;
+  const xPart = (p: number) => (p === 0 ? "x" : `x_${p}`);
+  const xWindow = (p: number, binding: number) => `@group(0) @binding(${binding}) var<uniform> ${xPart(p)}: array<vec4<f32>, ${(partTokens * (window?.cols ?? 0)) / 4}>;`;
+  // A window's tokens past the batch read the tile's stale rows (inside the buffer, whole tiles); their sums are dropped.
+  const xAt = (t: number) => (window ? `${xPart(Math.floor(t / partTokens))}[${t % partTokens}u * (COLS / 4u) + b * 8u` : `x[min(t0 + ${t}u, last) * (COLS / 4u) + b * 8u`);
   const tokenStep = (t: number) => `{
-      let xb = (min(t0 + ${t}u, last)${window ? " - t0" : ""}) * (COLS / 4u) + b * 8u;
-      ${slices.map((j) => `let x${j} = x[xb + ${j}u];`).join(" ")}
+      ${slices.map((j) => `let x${j} = ${xAt(t)} + ${j}u];`).join(" ")}
       ${groups.map((g) => `acc${t}_${g} += ${quad("w", g)};${swiglu ? ` accu${t}_${g} += ${quad("u", g)};` : ""}`).join("\n      ")}
     }`;
   const value = (t: number, r: number) => {
@@ -65,11 +71,12 @@ override Y_STRIDE: u32;
 override Y_OFFSET: u32 = 0;
 ${stepWgsl}
 @group(0) @binding(0) var<uniform> step: Step;
-${window ? `@group(0) @binding(1) var<uniform> x: array<vec4<f32>, ${(window.tokens * window.cols) / 4}>;` : "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;"}
+${window ? xWindow(0, 1) : "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;"}
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 ${declarePlanes(type, "w", 3)}
 ${swiglu ? declarePlanes(type, "u", after) : ""}
 ${bias ? `@group(0) @binding(${after}) var<storage, read> bias: array<f32>;` : ""}
+${Array.from({ length: parts - 1 }, (_, k) => xWindow(k + 1, after + (swiglu ? weightPlanes(type).length : bias ? 1 : 0) + k)).join("\n")}
 ${unpackWgsl}
 ${blockValuesWgsl(type, "w")}
 ${swiglu ? blockValuesWgsl(type, "u") : ""}

@@ -27,10 +27,16 @@ interface BatchDispatch {
 }
 
 /**
- * Token tiles of windowed GEMMs, largest first: the largest whose window fits is used (16 decodes each weight block
- * for twice the tokens; wide inputs only fit 8). Each is a multiple of GEMM_TILE, so the tile step uniforms serve all.
+ * Tokens of a windowed GEMM's tile (each weight block is decoded once for them; a multiple of GEMM_TILE, so the tile
+ * step uniforms serve it). A window too wide for one uniform binding is split into 2, 4 or 8 bindings.
  */
-const WINDOW_TILES = [16, GEMM_TILE];
+const WINDOW_TILE = 16;
+
+/** Uniform bindings a `cols`-wide window of WINDOW_TILE tokens needs (a power of two), or undefined where too many. */
+function windowParts(limits: GPUSupportedLimits, cols: number): number | undefined {
+  const parts = [1, 2, 4, 8].find((p) => gemmWindowBytes(cols, WINDOW_TILE / p) <= limits.maxUniformBufferBindingSize);
+  return parts !== undefined && parts < limits.maxUniformBuffersPerShaderStage ? parts : undefined;
+}
 
 /** Options of the prefill plan. */
 export interface PrefillOptions {
@@ -63,7 +69,7 @@ export class Prefill {
     const windowed = prefill.windowThreads !== undefined;
     if (windowed) for (let k = 0; k < Math.ceil(batch / GEMM_TILE); k++) this.tileSteps.push(this.own(createUniform(device, STEP_BYTES, "prefill-tile-step")));
     // Whole tiles of rows, so every tile's window lies inside the buffer.
-    const rows = Math.ceil(batch / WINDOW_TILES[0]!) * WINDOW_TILES[0]!;
+    const rows = Math.ceil(batch / WINDOW_TILE) * WINDOW_TILE;
     const f32 = (count: number, label: string) => this.own(createStorage(device, rows * count * 4, label, windowed ? GPUBufferUsage.UNIFORM : 0));
     this.ids = this.own(createStorage(device, batch * 4, "prefill-ids"));
     const x = f32(d, "prefill-x");
@@ -81,15 +87,16 @@ export class Prefill {
     const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], grid: (tokens: number) => number) =>
       this.list.push({ pipeline, bindGroup: bindBuffers(device, pipeline, buffers), grid });
     const gemm = (m: GpuMatrix, options: Omit<GemmOptions, "type">, input: GPUBuffer, output: GPUBuffer, extra: BufferRange[] = [], yStride = m.rows, yOffset = 0) => {
-      const tokens = windowed ? WINDOW_TILES.find((tile) => gemmWindowBytes(m.cols, tile) <= device.limits.maxUniformBufferBindingSize) : undefined;
-      const launch = tokens ? balancedLaunch(Math.ceil(m.rows / GEMM_ROWS), prefill.windowThreads) : undefined;
-      const window = tokens && launch ? { cols: m.cols, tokens, workgroupSize: launch.workgroupSize } : undefined;
+      const parts = windowed ? windowParts(device.limits, m.cols) : undefined;
+      const launch = parts ? balancedLaunch(Math.ceil(m.rows / GEMM_ROWS), prefill.windowThreads) : undefined;
+      const window = parts && launch ? { cols: m.cols, tokens: WINDOW_TILE, workgroupSize: launch.workgroupSize, parts } : undefined;
       const pipeline = cached(["gemm", m.type, m.rows, m.cols, options, yStride, yOffset, window], () => createGemm(device, { ...options, window, type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset }));
       if (!window || !launch) return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
-      const bytes = gemmWindowBytes(m.cols, window.tokens);
-      for (let first = 0; first < batch; first += window.tokens) {
-        const x = { buffer: input, offset: first * m.cols * 4, size: bytes };
-        const bindGroup = bindBuffers(device, pipeline, [this.tileSteps[first / GEMM_TILE]!, x, output, ...m.planes, ...extra]);
+      const partTokens = WINDOW_TILE / window.parts;
+      const bytes = gemmWindowBytes(m.cols, partTokens);
+      for (let first = 0; first < batch; first += WINDOW_TILE) {
+        const [x, ...rest] = Array.from({ length: window.parts }, (_, p) => ({ buffer: input, offset: (first + p * partTokens) * m.cols * 4, size: bytes }));
+        const bindGroup = bindBuffers(device, pipeline, [this.tileSteps[first / GEMM_TILE]!, x!, output, ...m.planes, ...extra, ...rest]);
         this.list.push({ pipeline, bindGroup, grid: () => launch.workgroups, first });
       }
     };
