@@ -1,13 +1,14 @@
 /**
  * Each agent's non-interactive invocation with its default prompt and tools: only what running unattended needs
- * (a prompt flag, permission to edit the scratch repository, machine-readable output), passed through kiln launch.
+ * (a prompt flag, permission to edit the scratch repository, machine-readable output, a turn bound for agents that
+ * would otherwise go on editing), passed through kiln launch.
  */
 
 /** Arguments after `kiln launch <agent> --` for one task prompt. */
 export function agentArguments(agent, task) {
   switch (agent) {
     case "claude":
-      return ["-p", task.prompt, "--output-format", "json", "--permission-mode", "acceptEdits", "--allowedTools", "Bash(python3:*)"];
+      return ["-p", task.prompt, "--output-format", "json", "--permission-mode", "acceptEdits", "--allowedTools", "Bash(python3:*)", "--max-turns", "8"];
     case "codex":
       return ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", task.prompt];
     case "opencode":

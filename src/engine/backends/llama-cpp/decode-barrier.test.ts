@@ -82,4 +82,33 @@ describe("DecodeBarrier", () => {
     barrier.leave(true);
     expect([barrier.size, barrier.generating]).toEqual([2, 2]);
   });
+
+  it("reports the duration of steps that only generating members took part in", async () => {
+    let clock = 0;
+    const steps: number[] = [];
+    const barrier = new DecodeBarrier((ms) => steps.push(ms), () => clock);
+    barrier.join();
+    await barrier.arrive(); // the step under way when it joined is not timed
+    clock = 20;
+    await barrier.arrive();
+    clock = 45;
+    await barrier.arrive();
+    expect(steps).toEqual([20, 25]);
+    // A prompt chunk joins: its steps, and the step it joined in, are not the undisturbed ones.
+    barrier.join(true);
+    clock = 100;
+    const chunk = barrier.arrive();
+    clock = 160;
+    await Promise.all([chunk, barrier.arrive()]);
+    clock = 230;
+    const next = barrier.arrive();
+    await Promise.all([next, barrier.arrive()]);
+    expect(steps).toEqual([20, 25]);
+    barrier.leave(true);
+    clock = 250;
+    await barrier.arrive(); // the step the chunk left in
+    clock = 270;
+    await barrier.arrive();
+    expect(steps).toEqual([20, 25, 20]);
+  });
 });

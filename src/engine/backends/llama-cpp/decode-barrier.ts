@@ -5,6 +5,9 @@
  * here after receiving its token until every other member has received its own; all are then released in the same
  * event-loop turn, ask for their next token together, and land in one batch. A sequence evaluating its prompt in
  * chunks is a member too, so each chunk shares a step with the others' tokens (see prefill-chunks.ts).
+ *
+ * It also times the steps: a step (release to release) in which only generating members took part, with no member
+ * joining or leaving, is reported to `onDecodeStep`: the undisturbed step a prompt chunk must not stretch too far.
  */
 
 const alreadyReleased: Promise<void> = Promise.resolve();
@@ -15,6 +18,11 @@ export class DecodeBarrier {
   // Two arrays swapped on release, so a step allocates nothing but the waiting promises.
   private waiting: Array<() => void> = [];
   private spare: Array<() => void> = [];
+  private stepStarted: number | undefined;
+  /** Whether the step under way has had only generating members, unchanged since it started. */
+  private stepUndisturbed = false;
+
+  constructor(private readonly onDecodeStep?: (ms: number) => void, private readonly now: () => number = () => performance.now()) {}
 
   /** Sequences currently in their token loop. */
   get size(): number { return this.members; }
@@ -29,23 +37,29 @@ export class DecodeBarrier {
   join(prefilling = false): void {
     this.members++;
     if (prefilling) this.prefilling++;
+    this.stepUndisturbed = false;
   }
 
   /** A member that joined to evaluate its prompt now generates tokens. */
   finishPrefill(): void {
     this.prefilling--;
+    this.stepUndisturbed = false;
   }
 
   /** A sequence leaves (finished, aborted, failed or paused): the others no longer wait for it. */
   leave(prefilling = false): void {
     this.members--;
     if (prefilling) this.prefilling--;
+    this.stepUndisturbed = false;
     this.releaseIfComplete();
   }
 
   /** A member has its token; resolves once every current member has arrived (at once when it is alone). */
   arrive(): Promise<void> {
-    if (this.members <= 1 && this.waiting.length === 0) return alreadyReleased;
+    if (this.members <= 1 && this.waiting.length === 0) {
+      this.stepEnded();
+      return alreadyReleased;
+    }
     return new Promise<void>((resolve) => {
       this.waiting.push(resolve);
       this.releaseIfComplete();
@@ -54,10 +68,18 @@ export class DecodeBarrier {
 
   private releaseIfComplete(): void {
     if (this.waiting.length === 0 || this.waiting.length < this.members) return;
+    this.stepEnded();
     const wake = this.waiting;
     this.waiting = this.spare;
     this.spare = wake;
     for (const resolve of wake) resolve();
     wake.length = 0;
+  }
+
+  private stepEnded(): void {
+    const now = this.now();
+    if (this.stepUndisturbed && this.stepStarted !== undefined) this.onDecodeStep?.(now - this.stepStarted);
+    this.stepStarted = now;
+    this.stepUndisturbed = this.prefilling === 0 && this.members > 0;
   }
 }

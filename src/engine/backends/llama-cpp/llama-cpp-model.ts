@@ -132,10 +132,11 @@ export class LlamaCppModel extends LocalModel {
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
-    const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier();
+    const chunker = new PrefillChunker();
+    const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier((ms) => chunker.recordDecodeStep(ms));
     const vocabulary = vocabularyOf(model, options.path);
     this.pool = pool;
-    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker: new PrefillChunker() };
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }
 

@@ -24,4 +24,14 @@ describe("PrefillChunker", () => {
     chunker.record(0, 5, false);
     expect(chunker.chunkTokens(true)).toBe(1);
   });
+
+  it("sizes shared chunks from the timed undisturbed step, and shrinks them as prompt tokens get dearer", () => {
+    const chunker = new PrefillChunker();
+    chunker.record(100, 200, false); // 2 ms per token
+    chunker.recordDecodeStep(40);
+    expect(chunker.chunkTokens(true)).toBe(10); // half of 40 ms at 2 ms per token
+    // Deep in a long prompt a 10-token chunk stretches the 40 ms step to 100 ms: 6 ms per token now.
+    for (let i = 0; i < 20; i++) chunker.record(chunker.chunkTokens(true), 40 + 6 * chunker.chunkTokens(true), true);
+    expect(chunker.chunkTokens(true)).toBe(3);
+  });
 });

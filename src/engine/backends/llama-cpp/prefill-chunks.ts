@@ -30,25 +30,44 @@ const SMOOTHING = 0.3;
 
 /** One model's running estimates, shared by its requests (they run on the same context and threads). */
 export class PrefillChunker {
-  /** Milliseconds per prompt token in a step (an upper bound: it includes the step's fixed cost). */
+  /**
+   * Milliseconds per prompt token at the current prompt's position. Re-measured on every chunk: attention makes a
+   * token late in a long prompt cost several times one early in it, so an estimate kept from the prompt's start
+   * would let shared chunks stretch the others' steps more and more.
+   */
   private msPerToken: number | undefined;
-  /** Milliseconds of a step's fixed cost: the generating sequences' own step without a chunk. */
-  private stepMs: number | undefined;
+  /** The generating sequences' undisturbed step (timed by the decode barrier on steps without a chunk). */
+  private decodeMs: number | undefined;
+  /** Fallback when no undisturbed step was timed yet: a shared step's time beyond the chunk's estimated cost. */
+  private inferredDecodeMs: number | undefined;
 
   /** Prompt tokens for the next chunk; `shared`: other sequences are generating and wait for this step. */
   chunkTokens(shared: boolean): number {
     if (this.msPerToken === undefined) return FIRST_CHUNK;
     const alone = clamp(Math.round(ALONE_CHUNK_MS / this.msPerToken), MIN_ALONE_CHUNK, MAX_CHUNK);
     if (!shared) return alone;
-    return clamp(Math.round((SHARED_COST * (this.stepMs ?? 0)) / this.msPerToken), 1, alone);
+    return clamp(Math.round((SHARED_COST * (this.decodeMs ?? this.inferredDecodeMs ?? 0)) / this.msPerToken), 1, alone);
+  }
+
+  /** Records an undisturbed step of the generating sequences. */
+  recordDecodeStep(ms: number): void {
+    if (ms > 0) this.decodeMs = smooth(this.decodeMs, ms);
   }
 
   /** Records a chunk of `tokens` prompt tokens whose step took `ms`. */
   record(tokens: number, ms: number, shared: boolean): void {
     if (tokens <= 0 || !(ms > 0)) return;
-    if (!shared || this.msPerToken === undefined) this.msPerToken = smooth(this.msPerToken, ms / tokens);
-    // In a shared step the time beyond the chunk's own cost is the others' step.
-    if (shared) this.stepMs = smooth(this.stepMs, Math.max(0, ms - tokens * this.msPerToken));
+    if (!shared) {
+      this.msPerToken = smooth(this.msPerToken, ms / tokens);
+      return;
+    }
+    if (this.decodeMs !== undefined) {
+      // The chunk's own share of the step; at least a tenth of it, so a noisy step never makes tokens look free.
+      this.msPerToken = smooth(this.msPerToken, Math.max(ms - this.decodeMs, ms / 10) / tokens);
+      return;
+    }
+    if (this.msPerToken === undefined) this.msPerToken = ms / tokens;
+    this.inferredDecodeMs = smooth(this.inferredDecodeMs, Math.max(0, ms - tokens * this.msPerToken));
   }
 }
 
