@@ -43,6 +43,7 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     remoteModels,
     parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads, backend: settings.backend,
     prefixCache: settings.prefixCache,
+    warmUp: true,
     prefixCacheDisk: settings.prefixCache && settings.cacheDiskBytes > 0 ? await diskTier(settings, hooks) : undefined,
     onModelLoad: hooks.onModelLoad,
     // debug: show where each prompt stopped matching the cache (why a request re-evaluated its prefix).

@@ -47,6 +47,11 @@ export interface BackendSettings {
   prefixCache?: boolean;
   /** Prompt tokens the WebGPU backend evaluates together (default 64; 1: token by token, a benchmark baseline). */
   promptBatch?: number;
+  /**
+   * Start each model's prompt worker as it loads rather than on the first long prompt, which would otherwise wait
+   * for it (an agent's first turn after a restart; over a second on a small machine). For servers.
+   */
+  warmUp?: boolean;
   /** Save long prefixes under this folder too, so they outlive eviction and restarts (llama.cpp models). */
   prefixCacheDisk?: PrefixDiskSettings;
   /** "auto" (default): a GPU when one works, else the CPU; false: CPU only. */

@@ -6,6 +6,7 @@
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { EngineError } from "../../errors/engine-error.js";
 import { compileGrammarState, tokenGrammarOf, type TokenGrammar } from "./token-grammar.js";
+import { PromptThread } from "./prompt-thread.js";
 import { vocabularyOf, type Vocabulary } from "./vocabulary.js";
 
 export interface LoadedVocabulary {
@@ -15,18 +16,23 @@ export interface LoadedVocabulary {
   dispose(): Promise<void>;
 }
 
-export async function loadVocabulary(path: string): Promise<LoadedVocabulary> {
+/** `warm`: start the large-prompt thread beside the load and resolve only once it is ready (servers). */
+export async function loadVocabulary(path: string, options: { warm?: boolean } = {}): Promise<LoadedVocabulary> {
+  const promptThread = new PromptThread(path);
+  const warmed = options.warm ? promptThread.warm() : undefined;
   try {
     // CPU build, prebuilt binaries only: nothing here computes, so no GPU is probed.
     const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
     const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
-    const vocabulary = vocabularyOf(model, path);
+    const vocabulary = vocabularyOf(model, path, promptThread);
+    await warmed;
     return {
       vocabulary,
       compileGrammar: async (grammar) => tokenGrammarOf(await compileGrammarState(llama, model, grammar)),
       dispose: async () => { await vocabulary.close(); await model.dispose(); },
     };
   } catch (error) {
+    await promptThread.dispose();
     const cause = error instanceof Error ? error.message : String(error);
     throw new EngineError("backend_failure", `cannot read the vocabulary of ${path}: ${cause}`, { path }, { cause: error });
   }

@@ -76,6 +76,19 @@ export class PromptThread {
     return rejected === undefined ? { text: text ?? "" } : { rejected };
   }
 
+  /** Whether the worker is running. */
+  get started(): boolean {
+    return this.worker !== undefined;
+  }
+
+  /**
+   * Starts the worker and loads its vocabulary, so the first real job does not wait for them; resolves when done (a
+   * failure is left for that job to report).
+   */
+  async warm(): Promise<void> {
+    await this.ask({ pieces: [] }).catch(() => undefined);
+  }
+
   async dispose(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;

@@ -55,12 +55,15 @@ const INLINE_RENDER_ITEMS = 64;
 const BULK_PROMPT_CHARS = 1024 * 1024;
 const BULK_RENDER_ITEMS = 4096;
 
-/** The vocabulary of a model node-llama-cpp has loaded (with or without weights) from the GGUF at `path`. */
-export function vocabularyOf(model: LlamaModel, path: string): Vocabulary {
+/**
+ * The vocabulary of a model node-llama-cpp has loaded (with or without weights) from the GGUF at `path`; `large` is
+ * the thread for large prompts when the caller started it already (see PromptThread.warm).
+ */
+export function vocabularyOf(model: LlamaModel, path: string, large = new PromptThread(path)): Vocabulary {
   const { prefix, suffix, middle } = model.tokens.infill;
   const bos = model.tokens.bos;
   const scan = scanTokens(model);
-  const threads = { large: new PromptThread(path), bulk: new PromptThread(path) };
+  const threads = { large, bulk: new PromptThread(path) };
   const tokenizeInline = (pieces: readonly PromptPiece[]) =>
     pieces.flatMap((piece) => (typeof piece === "number" ? [piece] : model.tokenize(piece, false)));
   return {

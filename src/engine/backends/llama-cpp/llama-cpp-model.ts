@@ -10,6 +10,7 @@ import type { GenerationEvent } from "../../events.js";
 import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
 import { defaultContextSize, LocalModel } from "../../local-model.js";
 import type { PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
+import { PromptThread } from "../../text/prompt-thread.js";
 import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
 import { sequenceOrdered } from "./batch-order.js";
@@ -42,6 +43,8 @@ export interface LlamaCppModelOptions {
   prefixCache?: boolean;
   /** The prefix cache's disk tier (absent: RAM only; ignored without prefixCache). */
   prefixCacheDisk?: PrefixDiskSettings;
+  /** Start the large-prompt thread at load (servers). */
+  warmUp?: boolean;
   /**
    * Keep generating sequences in step so each decode step batches all of them (default true; false: measure what
    * the barrier gains).
@@ -56,6 +59,21 @@ export interface LlamaCppModelOptions {
 
 /** Loads the file and creates its context; failures are `backend_failure` errors naming the file. */
 export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<LlamaCppModel> {
+  // A server starts the large-prompt thread beside the load and is ready only with it: otherwise the first long
+  // prompt (an agent's first turn after a restart) waits over a second for the worker to start.
+  const promptThread = new PromptThread(options.path);
+  const warmed = options.warmUp ? promptThread.warm() : undefined;
+  try {
+    const loaded = await openModel(options, promptThread);
+    await warmed;
+    return loaded;
+  } catch (error) {
+    await promptThread.dispose();
+    throw error;
+  }
+}
+
+async function openModel(options: LlamaCppModelOptions, promptThread: PromptThread): Promise<LlamaCppModel> {
   const model = await loadGgufModel(options.llama, options.path);
   const ctxSize = defaultContextSize(model.trainContextSize, options.ctxSize);
   let context: LlamaContext;
@@ -75,7 +93,7 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, ctxSize);
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  return new LlamaCppModel(options, model, context, info, ctxSize, cpu?.pool, disk);
+  return new LlamaCppModel(options, model, context, info, ctxSize, promptThread, cpu?.pool, disk);
 }
 
 /** The disk tier when configured; a folder that cannot be used costs a warning and the tier, not the model. */
@@ -120,6 +138,7 @@ export class LlamaCppModel extends LocalModel {
     private readonly context: LlamaContext,
     readonly info: ModelInfo,
     ctxSize: number,
+    promptThread: PromptThread,
     private readonly threadPool?: AttachedThreadPool,
     private readonly disk?: PrefixDiskCache,
   ) {
@@ -134,7 +153,7 @@ export class LlamaCppModel extends LocalModel {
     });
     const chunker = new PrefillChunker();
     const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier((ms) => chunker.recordDecodeStep(ms));
-    const vocabulary = vocabularyOf(model, options.path);
+    const vocabulary = vocabularyOf(model, options.path, promptThread);
     this.pool = pool;
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker };
     this.target = { modelId: info.id, vocabulary, ctxSize };

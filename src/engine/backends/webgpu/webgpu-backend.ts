@@ -11,9 +11,9 @@ import { loadWebGpuModel } from "./webgpu-model.js";
 export async function openWebGpuBackend(settings: BackendSettings): Promise<Backend<ModelDeclaration>> {
   let opening: Promise<GpuDevice> | undefined;
   const device = () => (opening ??= openGpuDevice());
-  const { ctxSize, prefixCache, promptBatch, parallel, ids } = settings;
+  const { ctxSize, prefixCache, promptBatch, parallel, ids, warmUp } = settings;
   return {
-    load: async ({ id, path, aliases }) => loadWebGpuModel({ id, path, aliases, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids }),
+    load: async ({ id, path, aliases }) => loadWebGpuModel({ id, path, aliases, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids, warmUp }),
     async describe() {
       const { backend: api, ...adapter } = (await device()).info;
       return { api, ...adapter };

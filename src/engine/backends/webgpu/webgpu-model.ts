@@ -28,6 +28,8 @@ export interface WebGpuModelOptions {
   ctxSize?: number;
   /** Reuse the cached prompt prefix (default true). */
   prefixCache?: boolean;
+  /** Start the large-prompt thread at load (servers). */
+  warmUp?: boolean;
   /** Prompt tokens per prefill batch (default 64; 1 evaluates prompts token by token). */
   promptBatch?: number;
   /** Sequences decoded at once, each with its own KV cache over the shared weights (default 1). */
@@ -40,7 +42,7 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
   const config = readLlamaConfig(file.header);
   checkWeightTypes(file);
   const ctxSize = defaultContextSize(config.contextLength, options.ctxSize);
-  const vocabulary = await loadVocabulary(options.path);
+  const vocabulary = await loadVocabulary(options.path, { warm: options.warmUp });
   const arena = new WeightArena(options.gpu.device);
   try {
     const weights = await uploadDecodeWeights(file, config, arena);
