@@ -81,7 +81,7 @@ async function runTask(agent, task) {
   const stderrPath = join(output, "stderr.txt");
   const args = [join(root, "bin", "kiln.js"), "launch", agent, "--url", url, "--model", values.model, "--", ...agentArguments(agent, task)];
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, HOME: agentHome }, stdio: ["ignore", openSync(stdoutPath, "w"), openSync(stderrPath, "w")], detached: true });
+  const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, HOME: agentHome, PWD: dir }, stdio: ["ignore", openSync(stdoutPath, "w"), openSync(stderrPath, "w")], detached: true });
   const limit = Number(values["timeout-min"]) * 60_000;
   let timedOut = false;
   const timer = setTimeout(() => { timedOut = true; process.kill(-child.pid, "SIGTERM"); }, limit);

@@ -94,7 +94,8 @@ export function applySetup(agent: Agent, setup: AgentSetup, userArgs: string[], 
 export function runAgent(agent: Agent, setup: AgentSetup, userArgs: string[]): Promise<number> {
   const binary = findBinary(agent.binary);
   if (!binary) throw new UsageError(`${agent.title} is not installed (no \`${agent.binary}\` on PATH)`, `install it with: ${agent.install}`);
-  const env: NodeJS.ProcessEnv = { ...process.env, ...setup.env };
+  // PWD as well: opencode takes its project folder from it, and a parent that changed folders may have left it stale.
+  const env: NodeJS.ProcessEnv = { ...process.env, PWD: process.cwd(), ...setup.env };
   for (const name of setup.unset) delete env[name];
   const child = spawn(binary, [...setup.args, ...userArgs], { env, stdio: "inherit" });
   // The agent owns the terminal: Ctrl+C reaches it directly; this process just waits for it.

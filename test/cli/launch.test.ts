@@ -4,7 +4,8 @@
  * running kiln whose context is too small for the agent (a real server on a loopback port with the real model).
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { promisify } from "node:util";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +13,7 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 import { writeTinyGguf } from "../helpers/tiny-gguf.js";
 
 const root = resolve(import.meta.dirname, "../..");
+const execFileAsync = promisify(execFile);
 const home = mkdtempSync(join(tmpdir(), "kiln-launch-home-"));
 /** PATH with the pinned Claude Code (node_modules/.bin) and the system tools, without any global agents. */
 const PATH = [join(root, "node_modules", ".bin"), "/usr/bin", "/bin"].join(delimiter);
@@ -62,3 +64,22 @@ describe("kiln launch refusals", { timeout: 60_000 }, () => {
     expectOneLineError(await kiln(["launch", "claude", "--url", server.url]), /2048-token context; Claude Code needs at least 24576/, /longer context/);
   });
 });
+
+describe("kiln launch running an agent", { timeout: 60_000 }, () => {
+  it("runs the agent in the folder it was started from, with PWD saying so (opencode reads its project from PWD)", async () => {
+    // A stand-in agent binary that reports what it was started with: this checks kiln's side of the hand-over only.
+    const bin = mkdtempSync(join(tmpdir(), "kiln-launch-bin-"));
+    writeFileSync(join(bin, "aider"), "#!/bin/sh\necho \"pwd=$(pwd) PWD=$PWD\"\n", { mode: 0o755 });
+    const project = mkdtempSync(join(tmpdir(), "kiln-launch-project-"));
+    const wide = await startTestServer({ ctxSize: 8192, parallel: 1 });
+    try {
+      const { stdout } = await execFileAsync("node", [join(root, "bin/kiln.js"), "launch", "aider", "--url", wide.url], {
+        cwd: project, env: { PATH: [bin, PATH].join(delimiter), HOME: home, KILN_HOME: home, PWD: root },
+      });
+      expect(stdout.trim()).toBe(`pwd=${project} PWD=${project}`);
+    } finally {
+      await wide.close();
+    }
+  });
+});
+
