@@ -26,17 +26,21 @@ export function createRequestEngine(engine: Engine, options: RequestEngineOption
     const admission = await options.admit?.(principal, request);
     if (admission) observer.whenComplete((record) => admission.settle(record));
   };
-  async function* run(request: { model: string }, events: () => AsyncIterable<GenerationEvent>, estimateTokens: () => Promise<number>) {
+  async function* run(request: { model: string }, events: (options: GenerateOptions) => AsyncIterable<GenerationEvent>,
+    estimateTokens: () => Promise<number>, options: GenerateOptions = {}) {
     checkModelScope(engine, scope, request.model);
     await (admitted ??= admit({ model: request.model, estimateTokens }));
-    yield* observer.observe(request, events());
+    // The observer stops the generation when the client leaves, so it can read the usage of what was generated.
+    const stop = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+    yield* observer.observe(request, events({ ...options, signal }), () => stop.abort());
   }
   return {
     generate: (request, generateOptions?: GenerateOptions) =>
-      run(request, () => engine.generate(request, generateOptions), () => engine.countTokens(request)),
+      run(request, (options) => engine.generate(request, options), () => engine.countTokens(request), generateOptions),
     complete: (request, generateOptions?: GenerateOptions) =>
       // No tokenizer call for raw prompts at admission: about four characters a token, settled to the real count.
-      run(request, () => engine.complete(request, generateOptions), async () => Math.ceil(request.prompt.length / 4)),
+      run(request, (options) => engine.complete(request, options), async () => Math.ceil(request.prompt.length / 4), generateOptions),
     countTokens: async (request) => {
       checkModelScope(engine, scope, request.model);
       return engine.countTokens(request);

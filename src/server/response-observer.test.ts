@@ -65,4 +65,38 @@ describe("createResponseObserver", () => {
     observer.complete(200);
     expect(settled).toEqual([expect.objectContaining({ status: 200, inputTokens: 5, error: "context_overflow: too long" })]);
   });
+
+  it("stops a generation its reader left early and still counts its usage; without a stop, just closes it", async () => {
+    let aborted = false;
+    let closed = false;
+    async function* endless(): AsyncGenerator<GenerationEvent> {
+      try {
+        yield start(7);
+        yield { type: "text-start", index: 0 };
+        let produced = 0;
+        while (!aborted) {
+          produced++;
+          yield { type: "text-delta", index: 0, text: "x" };
+        }
+        yield { type: "text-end", index: 0 };
+        yield { type: "finish", reason: "aborted", usage: { inputTokens: 7, cachedInputTokens: 0, outputTokens: produced } };
+      } finally {
+        closed = true;
+      }
+    }
+    const observer = createResponseObserver({ requestId: "req_5", method: "POST", route: "/v1/messages" });
+    const events = observer.observe({}, endless(), () => (aborted = true));
+    for (let i = 0; i < 5; i++) await events.next();
+    await events.return(undefined);
+    expect(observer.complete(200)).toMatchObject({ inputTokens: 7, outputTokens: 3 });
+    expect(closed).toBe(true);
+
+    aborted = closed = false;
+    const unstoppable = createResponseObserver({ requestId: "req_6", method: "POST", route: "/v1/messages" });
+    const more = unstoppable.observe({}, endless());
+    for (let i = 0; i < 3; i++) await more.next();
+    await more.return(undefined);
+    expect([closed, unstoppable.complete(200).outputTokens]).toEqual([true, 0]);
+  });
 });
+

@@ -21,9 +21,11 @@ export interface ResponseObserver {
   readonly record: ResponseRecord;
   /**
    * Passes one generation's events through, recording them on the way (a thrown failure too, then rethrown).
-   * Generations of one request (n choices, several prompts) add up in the one record.
+   * Generations of one request (n choices, several prompts) add up in the one record. When the reader stops early
+   * (the client went away), `abort` stops the generation and the rest is read to its finish for the usage: what was
+   * generated counts, whether or not the client stayed to read it.
    */
-  observe(prompt: unknown, events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent>;
+  observe(prompt: unknown, events: AsyncIterable<GenerationEvent>, abort?: () => void): AsyncGenerator<GenerationEvent>;
   /** Records why the request failed. */
   fail(error: EngineError): void;
   /** Registers what must see the complete record first (the policy settling the request's usage). */
@@ -48,22 +50,36 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
     record.cacheTier ??= total.cacheTier;
   };
 
-  async function* observe(prompt: unknown, events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
+  /** Records what an event says about usage and failure. */
+  const account = (event: GenerationEvent) => {
+    if (event.type === "start") {
+      record.model = event.model;
+      reportUsage({ inputTokens: event.inputTokens, cachedInputTokens: event.cachedInputTokens, outputTokens: 0, cacheTier: event.cacheTier });
+    } else if (event.type === "finish") {
+      Object.assign(finished, addUsage(finished, event.usage));
+      reportUsage();
+    } else if (event.type === "error") {
+      fail(event.error);
+    }
+  };
+
+  async function* observe(prompt: unknown, events: AsyncIterable<GenerationEvent>, abort?: () => void): AsyncGenerator<GenerationEvent> {
     const started = clock();
     firstStarted ??= started;
     let lastDelta: number | undefined;
     if (options.recordBodies) Object.assign(record, { prompt, output: record.output ?? "" });
+    const iterator = events[Symbol.asyncIterator]();
+    let ended = false;
     try {
-      for await (const event of events) {
-        if (event.type === "start") {
-          record.model = event.model;
-          reportUsage({ inputTokens: event.inputTokens, cachedInputTokens: event.cachedInputTokens, outputTokens: 0, cacheTier: event.cacheTier });
-        } else if (event.type === "finish") {
-          Object.assign(finished, addUsage(finished, event.usage));
-          reportUsage();
-        } else if (event.type === "error") {
-          fail(event.error);
-        } else if (event.type === "tool-call-start") {
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) {
+          ended = true;
+          return;
+        }
+        const event = next.value;
+        account(event);
+        if (event.type === "tool-call-start") {
           // The log shows which tool a call's arguments belong to.
           if (options.recordBodies) record.output += `${record.output ? "\n" : ""}[tool call ${event.name}] `;
         } else if (isContentDelta(event)) {
@@ -76,8 +92,25 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
         yield event;
       }
     } catch (error) {
+      ended = true;
       fail(toEngineError(error));
       throw error;
+    } finally {
+      if (!ended) await readToFinish(iterator, abort);
+    }
+  }
+
+  /** The reader left early: stop the generation and account for the rest of its events (without a stop, close it). */
+  async function readToFinish(iterator: AsyncIterator<GenerationEvent>, abort: (() => void) | undefined): Promise<void> {
+    if (!abort) {
+      await iterator.return?.();
+      return;
+    }
+    abort();
+    try {
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) account(next.value);
+    } catch {
+      // An aborted generation may end by throwing; what it generated before is already accounted for.
     }
   }
 

@@ -50,8 +50,9 @@ export function withResponseRecord(response: Response, headers: Record<string, s
       } else controller.enqueue(next.value);
     },
     async cancel(reason) {
+      // The producer stops first: it reads its generation's usage on the way out, and the record must include it.
+      await reader.cancel(reason).catch(() => undefined);
       done();
-      await reader.cancel(reason);
     },
   }, { highWaterMark: 0 });
   return new Response(body, { status: response.status, headers: merged });
