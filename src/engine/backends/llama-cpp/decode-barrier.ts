@@ -6,8 +6,9 @@
  * event-loop turn, ask for their next token together, and land in one batch. A sequence evaluating its prompt in
  * chunks is a member too, so each chunk shares a step with the others' tokens (see prefill-chunks.ts).
  *
- * It also times the steps: a step (release to release) in which only generating members took part, with no member
- * joining or leaving, is reported to `onDecodeStep`: the undisturbed step a prompt chunk must not stretch too far.
+ * It also times the steps, release to release: what a generating member sees as its time per token. A step in which
+ * no member joined, left or finished its prompt is reported to `onStep`, saying whether a prompt chunk shared it
+ * (the prefill chunker sizes chunks from both kinds: see prefill-chunks.ts).
  */
 
 const alreadyReleased: Promise<void> = Promise.resolve();
@@ -19,10 +20,15 @@ export class DecodeBarrier {
   private waiting: Array<() => void> = [];
   private spare: Array<() => void> = [];
   private stepStarted: number | undefined;
-  /** Whether the step under way has had only generating members, unchanged since it started. */
-  private stepUndisturbed = false;
+  /** Whether the step under way has kept the members it started with. */
+  private stepUnchanged = false;
+  /** Whether a prompt chunk is part of the step under way. */
+  private stepHasChunk = false;
 
-  constructor(private readonly onDecodeStep?: (ms: number) => void, private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly onStep?: (ms: number, withChunk: boolean) => void,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Sequences currently in their token loop. */
   get size(): number { return this.members; }
@@ -37,20 +43,20 @@ export class DecodeBarrier {
   join(prefilling = false): void {
     this.members++;
     if (prefilling) this.prefilling++;
-    this.stepUndisturbed = false;
+    this.stepUnchanged = false;
   }
 
   /** A member that joined to evaluate its prompt now generates tokens. */
   finishPrefill(): void {
     this.prefilling--;
-    this.stepUndisturbed = false;
+    this.stepUnchanged = false;
   }
 
   /** A sequence leaves (finished, aborted, failed or paused): the others no longer wait for it. */
   leave(prefilling = false): void {
     this.members--;
     if (prefilling) this.prefilling--;
-    this.stepUndisturbed = false;
+    this.stepUnchanged = false;
     this.releaseIfComplete();
   }
 
@@ -78,8 +84,9 @@ export class DecodeBarrier {
 
   private stepEnded(): void {
     const now = this.now();
-    if (this.stepUndisturbed && this.stepStarted !== undefined) this.onDecodeStep?.(now - this.stepStarted);
+    if (this.stepUnchanged && this.stepStarted !== undefined) this.onStep?.(now - this.stepStarted, this.stepHasChunk);
     this.stepStarted = now;
-    this.stepUndisturbed = this.prefilling === 0 && this.members > 0;
+    this.stepUnchanged = this.members > 0;
+    this.stepHasChunk = this.prefilling > 0;
   }
 }

@@ -25,13 +25,28 @@ describe("PrefillChunker", () => {
     expect(chunker.chunkTokens(true)).toBe(1);
   });
 
-  it("sizes shared chunks from the timed undisturbed step, and shrinks them as prompt tokens get dearer", () => {
+  it("sizes shared chunks from the timed steps, and shrinks them as prompt tokens get dearer", () => {
     const chunker = new PrefillChunker();
     chunker.record(100, 200, false); // 2 ms per token
-    chunker.recordDecodeStep(40);
+    chunker.recordStep(40, false); // the others' step without a chunk
     expect(chunker.chunkTokens(true)).toBe(10); // half of 40 ms at 2 ms per token
-    // Deep in a long prompt a 10-token chunk stretches the 40 ms step to 100 ms: 6 ms per token now.
-    for (let i = 0; i < 20; i++) chunker.record(chunker.chunkTokens(true), 40 + 6 * chunker.chunkTokens(true), true);
+    // Deep in a long prompt each chunk token adds 6 ms to the step the others see.
+    for (let i = 0; i < 20; i++) {
+      const size = chunker.chunkTokens(true);
+      chunker.record(size, 2 * size, true);
+      chunker.recordStep(40 + 6 * size, true);
+    }
     expect(chunker.chunkTokens(true)).toBe(3);
+  });
+
+  it("ignores steps without shared chunk tokens, and a step's noise never makes tokens look free", () => {
+    const chunker = new PrefillChunker();
+    chunker.record(100, 200, false);
+    chunker.recordStep(40, false);
+    chunker.recordStep(500, true); // a chunk evaluated alone: no shared tokens, nothing learnt
+    expect(chunker.chunkTokens(true)).toBe(10);
+    chunker.record(10, 20, true);
+    chunker.recordStep(30, true); // faster than the step without a chunk: counted as a tenth of the step
+    expect(chunker.chunkTokens(true)).toBeGreaterThan(10);
   });
 });

@@ -36,10 +36,12 @@ export class PrefillChunker {
    * would let shared chunks stretch the others' steps more and more.
    */
   private msPerToken: number | undefined;
-  /** The generating sequences' undisturbed step (timed by the decode barrier on steps without a chunk). */
+  /** The generating sequences' step without a chunk, as they see it (timed by the decode barrier). */
   private decodeMs: number | undefined;
-  /** Fallback when no undisturbed step was timed yet: a shared step's time beyond the chunk's estimated cost. */
+  /** Fallback while no step without a chunk was timed: a shared chunk's time beyond its estimated cost. */
   private inferredDecodeMs: number | undefined;
+  /** Prompt tokens evaluated in the shared step under way, for the barrier's timing of that step. */
+  private sharedTokens = 0;
 
   /** Prompt tokens for the next chunk; `shared`: other sequences are generating and wait for this step. */
   chunkTokens(shared: boolean): number {
@@ -49,25 +51,34 @@ export class PrefillChunker {
     return clamp(Math.round((SHARED_COST * (this.decodeMs ?? this.inferredDecodeMs ?? 0)) / this.msPerToken), 1, alone);
   }
 
-  /** Records an undisturbed step of the generating sequences. */
-  recordDecodeStep(ms: number): void {
-    if (ms > 0) this.decodeMs = smooth(this.decodeMs, ms);
-  }
-
-  /** Records a chunk of `tokens` prompt tokens whose step took `ms`. */
+  /** Records a chunk of `tokens` prompt tokens whose evaluation took `ms`. */
   record(tokens: number, ms: number, shared: boolean): void {
     if (tokens <= 0 || !(ms > 0)) return;
     if (!shared) {
       this.msPerToken = smooth(this.msPerToken, ms / tokens);
       return;
     }
-    if (this.decodeMs !== undefined) {
-      // The chunk's own share of the step; at least a tenth of it, so a noisy step never makes tokens look free.
-      this.msPerToken = smooth(this.msPerToken, Math.max(ms - this.decodeMs, ms / 10) / tokens);
-      return;
-    }
+    this.sharedTokens += tokens;
+    if (this.decodeMs !== undefined) return; // the barrier's timing of the whole step says more (recordStep)
     if (this.msPerToken === undefined) this.msPerToken = ms / tokens;
     this.inferredDecodeMs = smooth(this.inferredDecodeMs, Math.max(0, ms - tokens * this.msPerToken));
+  }
+
+  /**
+   * Records a step of the generating sequences as they saw it, with or without prompt chunks in it. What the chunks
+   * added to the step is their cost: measuring it there, rather than around the chunk's own evaluation, counts
+   * everything a chunk makes the others wait for.
+   */
+  recordStep(ms: number, withChunk: boolean): void {
+    if (!(ms > 0)) return;
+    if (!withChunk) {
+      this.decodeMs = smooth(this.decodeMs, ms);
+      return;
+    }
+    const tokens = this.sharedTokens;
+    this.sharedTokens = 0;
+    // At least a tenth of the step per chunk, so a noisy step never makes prompt tokens look free.
+    if (tokens > 0 && this.decodeMs !== undefined) this.msPerToken = smooth(this.msPerToken, Math.max(ms - this.decodeMs, ms / 10) / tokens);
   }
 }
 
