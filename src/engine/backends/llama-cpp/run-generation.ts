@@ -113,7 +113,7 @@ async function evaluateChunks(chunker: PrefillChunker, lease: SlotLease, prompt:
     if (prompt.length - done <= size || (done > 0 && stopped())) break;
     const started = performance.now();
     await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size));
-    chunker.record(size, performance.now() - started, shared);
+    if (!shared) chunker.record(size, performance.now() - started);
     done += size;
     await pacer.arrive();
   }
