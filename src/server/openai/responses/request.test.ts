@@ -35,6 +35,21 @@ describe("fromResponsesRequest", () => {
     expect(request.maxTokens).toBe(32);
   });
 
+  it("accepts an output that answers no call, as Codex sends for its goal (a name, no call_id)", () => {
+    const { request } = fromResponsesRequest({
+      model: "m",
+      input: [
+        { type: "function_call", name: "create_goal", arguments: "{}", call_id: "call_1" },
+        { type: "function_call_output", call_id: "call_1", output: "{\"goal\":{}}" },
+        { type: "function_call_output", name: "goal_objective", namespace: "agent", output: "Create hello.py" },
+      ],
+    });
+    expect(request.messages.at(-1)).toEqual({ role: "tool", parts: [
+      { type: "tool-result", toolCallId: "call_1", content: [{ type: "text", text: "{\"goal\":{}}" }] },
+      { type: "tool-result", toolCallId: "goal_objective", content: [{ type: "text", text: "Create hello.py" }] },
+    ] });
+  });
+
   it("accepts a string input and a json_schema text format", () => {
     const schema = { type: "object", properties: {} };
     const { request } = fromResponsesRequest({ model: "m", input: "hi", text: { format: { type: "json_schema", name: "x", schema, strict: true } } });

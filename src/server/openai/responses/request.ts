@@ -20,7 +20,8 @@ const contentSchema = v.union([v.string(), v.array(partSchema)]);
 
 const messageItemSchema = v.object({ role: v.picklist(["user", "assistant", "system", "developer"]), content: contentSchema });
 const functionCallSchema = v.object({ name: v.string(), arguments: v.nullish(v.string()), call_id: v.string() });
-const functionOutputSchema = v.object({ call_id: v.string(), output: contentSchema });
+// Codex also sends outputs that answer no call (context it injects, e.g. its goal: a `name` and no `call_id`).
+const functionOutputSchema = v.object({ call_id: v.nullish(v.string()), name: v.nullish(v.string()), output: contentSchema });
 const reasoningSchema = v.object({
   summary: v.nullish(v.array(v.object({ text: v.string() }))),
   content: v.nullish(v.array(v.object({ text: v.string() }))),
@@ -101,7 +102,7 @@ function addItem(item: { type?: string | null }, param: string, system: string[]
     appendTo(messages, "assistant", [{ type: "tool-call", id: call.call_id, name: call.name, input }], true);
   } else if (type === "function_call_output") {
     const output = parseBody(functionOutputSchema, item, param);
-    appendTo(messages, "tool", [{ type: "tool-result", toolCallId: output.call_id, content: toParts(output.output) }], true);
+    appendTo(messages, "tool", [{ type: "tool-result", toolCallId: output.call_id ?? output.name ?? "", content: toParts(output.output) }], true);
   } else if (type === "reasoning") {
     const reasoning = parseBody(reasoningSchema, item, param);
     const text = [...(reasoning.content ?? []), ...(reasoning.summary ?? [])].map((part) => part.text).join("\n");
