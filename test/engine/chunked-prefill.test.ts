@@ -76,9 +76,8 @@ describe("chunked prefill", () => {
     // The stream holds sequence 0 and the long prompt sequence 1; look at the batches that carried the prompt.
     const prefill = batches.slice(firstBatch).filter((batch) => batch.has(1));
     expect(prefill.reduce((sum, batch) => sum + (batch.get(1) ?? 0), 0)).toBe(promptTokens);
-    // Queued whole, the prompt would fit one batch; beside a generating stream it goes one token per step, which rides
-    // in the stream's micro-batch instead of starting a second one.
-    expect(prefill.map((batch) => batch.get(1))).toEqual(Array(promptTokens).fill(1));
+    // Queued whole, the prompt would fit one batch; a chunk costs about half what the stream's own step costs.
+    expect(prefill.length).toBeGreaterThanOrEqual(8);
     // Every chunk shared its step with the stream, which therefore got a token per chunk.
     expect(prefill.filter((batch) => !batch.has(0))).toEqual([]);
     expect(tokensDuring).toBeGreaterThanOrEqual(prefill.length - 1);

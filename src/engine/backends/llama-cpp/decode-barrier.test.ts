@@ -82,4 +82,33 @@ describe("DecodeBarrier", () => {
     barrier.leave(true);
     expect([barrier.size, barrier.generating]).toEqual([2, 2]);
   });
+
+  it("times each step that kept its members, saying whether a prompt chunk was part of it", async () => {
+    let clock = 0;
+    const steps: Array<[number, boolean]> = [];
+    const barrier = new DecodeBarrier((ms, withChunk) => steps.push([ms, withChunk]), () => clock);
+    barrier.join();
+    await barrier.arrive(); // the step under way when it joined is not timed
+    clock = 20;
+    await barrier.arrive();
+    clock = 45;
+    await barrier.arrive();
+    expect(steps).toEqual([[20, false], [25, false]]);
+    // A prompt chunk joins: the step it joined in is not timed; the next ones are, as steps with a chunk.
+    barrier.join(true);
+    clock = 100;
+    const chunk = barrier.arrive();
+    clock = 160;
+    await Promise.all([chunk, barrier.arrive()]);
+    clock = 230;
+    const next = barrier.arrive();
+    await Promise.all([next, barrier.arrive()]);
+    expect(steps.slice(2)).toEqual([[70, true]]);
+    barrier.leave(true);
+    clock = 250;
+    await barrier.arrive(); // the step the chunk left in
+    clock = 270;
+    await barrier.arrive();
+    expect(steps.slice(3)).toEqual([[20, false]]);
+  });
 });

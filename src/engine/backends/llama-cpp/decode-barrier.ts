@@ -5,6 +5,10 @@
  * here after receiving its token until every other member has received its own; all are then released in the same
  * event-loop turn, ask for their next token together, and land in one batch. A sequence evaluating its prompt in
  * chunks is a member too, so each chunk shares a step with the others' tokens (see prefill-chunks.ts).
+ *
+ * It also times the steps, release to release: what a generating member sees as its time per token. A step in which
+ * no member joined, left or finished its prompt is reported to `onStep`, saying whether a prompt chunk shared it
+ * (the prefill chunker sizes chunks from both kinds: see prefill-chunks.ts).
  */
 
 const alreadyReleased: Promise<void> = Promise.resolve();
@@ -15,6 +19,16 @@ export class DecodeBarrier {
   // Two arrays swapped on release, so a step allocates nothing but the waiting promises.
   private waiting: Array<() => void> = [];
   private spare: Array<() => void> = [];
+  private stepStarted: number | undefined;
+  /** Whether the step under way has kept the members it started with. */
+  private stepUnchanged = false;
+  /** Whether a prompt chunk is part of the step under way. */
+  private stepHasChunk = false;
+
+  constructor(
+    private readonly onStep?: (ms: number, withChunk: boolean) => void,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Sequences currently in their token loop. */
   get size(): number { return this.members; }
@@ -29,23 +43,29 @@ export class DecodeBarrier {
   join(prefilling = false): void {
     this.members++;
     if (prefilling) this.prefilling++;
+    this.stepUnchanged = false;
   }
 
   /** A member that joined to evaluate its prompt now generates tokens. */
   finishPrefill(): void {
     this.prefilling--;
+    this.stepUnchanged = false;
   }
 
   /** A sequence leaves (finished, aborted, failed or paused): the others no longer wait for it. */
   leave(prefilling = false): void {
     this.members--;
     if (prefilling) this.prefilling--;
+    this.stepUnchanged = false;
     this.releaseIfComplete();
   }
 
   /** A member has its token; resolves once every current member has arrived (at once when it is alone). */
   arrive(): Promise<void> {
-    if (this.members <= 1 && this.waiting.length === 0) return alreadyReleased;
+    if (this.members <= 1 && this.waiting.length === 0) {
+      this.stepEnded();
+      return alreadyReleased;
+    }
     return new Promise<void>((resolve) => {
       this.waiting.push(resolve);
       this.releaseIfComplete();
@@ -54,10 +74,19 @@ export class DecodeBarrier {
 
   private releaseIfComplete(): void {
     if (this.waiting.length === 0 || this.waiting.length < this.members) return;
+    this.stepEnded();
     const wake = this.waiting;
     this.waiting = this.spare;
     this.spare = wake;
     for (const resolve of wake) resolve();
     wake.length = 0;
+  }
+
+  private stepEnded(): void {
+    const now = this.now();
+    if (this.stepUnchanged && this.stepStarted !== undefined) this.onStep?.(now - this.stepStarted, this.stepHasChunk);
+    this.stepStarted = now;
+    this.stepUnchanged = this.members > 0;
+    this.stepHasChunk = this.prefilling > 0;
   }
 }

@@ -152,7 +152,7 @@ export class LlamaCppModel extends LocalModel {
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
     const chunker = new PrefillChunker();
-    const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier();
+    const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier((ms, withChunk) => chunker.recordStep(ms, withChunk));
     const vocabulary = vocabularyOf(model, options.path, promptThread);
     this.pool = pool;
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker };

@@ -5,24 +5,48 @@ describe("PrefillChunker", () => {
   it("starts with a small chunk, then sizes alone chunks to about a quarter second", () => {
     const chunker = new PrefillChunker();
     expect(chunker.chunkTokens(false)).toBe(32);
-    chunker.record(32, 64);
+    chunker.record(32, 64, false);
     expect(chunker.chunkTokens(false)).toBe(125);
   });
 
-  it("follows a prompt token's cost as it grows, within the bounds", () => {
+  it("sizes a shared chunk to cost about half what the others' step costs", () => {
     const chunker = new PrefillChunker();
-    chunker.record(100, 200);
-    for (let i = 0; i < 20; i++) chunker.record(100, 2000); // 20 ms per token deep in a long prompt
-    expect(chunker.chunkTokens(false)).toBe(64);
-    for (let i = 0; i < 20; i++) chunker.record(512, 5);
-    chunker.record(0, 5); // ignored
-    expect(chunker.chunkTokens(false)).toBe(512);
+    chunker.record(100, 200, false);
+    // 2 ms per prompt token; a shared step of 4 tokens took 28 ms, so the others' step is 20 ms: 5 tokens cost half.
+    chunker.record(4, 28, true);
+    expect(chunker.chunkTokens(true)).toBe(5);
+    expect(chunker.chunkTokens(false)).toBe(125);
   });
 
-  it("gives one prompt token per step while other sequences generate", () => {
+  it("keeps at least one token per shared chunk and ignores empty measurements", () => {
     const chunker = new PrefillChunker();
+    chunker.record(10, 100, true);
+    chunker.record(0, 5, false);
     expect(chunker.chunkTokens(true)).toBe(1);
-    chunker.record(100, 200);
-    expect(chunker.chunkTokens(true)).toBe(1);
+  });
+
+  it("sizes shared chunks from the timed steps, and shrinks them as prompt tokens get dearer", () => {
+    const chunker = new PrefillChunker();
+    chunker.record(100, 200, false); // 2 ms per token
+    chunker.recordStep(40, false); // the others' step without a chunk
+    expect(chunker.chunkTokens(true)).toBe(10); // half of 40 ms at 2 ms per token
+    // Deep in a long prompt each chunk token adds 6 ms to the step the others see.
+    for (let i = 0; i < 20; i++) {
+      const size = chunker.chunkTokens(true);
+      chunker.record(size, 2 * size, true);
+      chunker.recordStep(40 + 6 * size, true);
+    }
+    expect(chunker.chunkTokens(true)).toBe(3);
+  });
+
+  it("ignores steps without shared chunk tokens, and a step's noise never makes tokens look free", () => {
+    const chunker = new PrefillChunker();
+    chunker.record(100, 200, false);
+    chunker.recordStep(40, false);
+    chunker.recordStep(500, true); // a chunk evaluated alone: no shared tokens, nothing learnt
+    expect(chunker.chunkTokens(true)).toBe(10);
+    chunker.record(10, 20, true);
+    chunker.recordStep(30, true); // faster than the step without a chunk: counted as a tenth of the step
+    expect(chunker.chunkTokens(true)).toBeGreaterThan(10);
   });
 });

@@ -2,16 +2,13 @@
  * How many prompt tokens a sequence evaluates per decode step. A prompt queued whole is decoded in batches of
  * node-llama-cpp's full batch size (512 tokens), each of which holds every other sequence's next token: one client's
  * 5.7k-token prompt took another's stream from 9 ms to 3.8 s per token. So prompts are evaluated in chunks that share
- * the decode steps with the generating sequences (chunked prefill, as in vLLM and SGLang):
- * - while others generate, one prompt token per step. llama.cpp gives each sequence its own KV stream and splits a
- *   batch over several streams into micro-batches holding the same number of tokens of each sequence
- *   (`split_equal`), so next to the others' one token each, a second prompt token starts a second micro-batch: a
- *   whole extra pass over the weights, which doubled their step (chunks sized to cost half a step gave 2.3-2.5x the
- *   undisturbed time per token at both the median and p95, bench/results/2026-11-24-vm-itl-8k-coder-*.md). One
- *   token rides in the others' micro-batch and adds only its own attention;
- * - alone, a chunk lasts about ALONE_CHUNK_MS, sized by measured time, because a prompt token's cost varies by model,
- *   CPU, load and position: long enough that per-step overhead is negligible, short enough that a client that goes
- *   away stops the work promptly.
+ * each step with the generating sequences (chunked prefill, as in vLLM and SGLang), sized by measured time rather than
+ * a fixed count, because the cost of a prompt token against a decode step varies by model, CPU and load:
+ * - while others generate, a chunk costs about half what their own step costs, so their steps take about 1.5× as
+ *   long (a chunk costing a whole step gave 2.5× at the median and 4× at p95 under load:
+ *   bench/results/2026-11-24-vm-long-prompts.md);
+ * - alone, a chunk lasts about ALONE_CHUNK_MS: long enough that per-step overhead is negligible, short enough that a
+ *   client that goes away stops the work promptly.
  */
 
 /**
@@ -26,25 +23,67 @@ const FIRST_CHUNK = 32;
 /** Alone chunks stay within these bounds (the upper one is node-llama-cpp's default batch size). */
 const MIN_ALONE_CHUNK = 64;
 const MAX_CHUNK = 512;
-/** Weight of a new measurement in the running estimate. */
+/** A shared chunk's cost as a fraction of the others' step. */
+const SHARED_COST = 0.5;
+/** Weight of a new measurement in the running estimates. */
 const SMOOTHING = 0.3;
 
-/** One model's running estimate, shared by its requests (they run on the same context and threads). */
+/** One model's running estimates, shared by its requests (they run on the same context and threads). */
 export class PrefillChunker {
-  /** Milliseconds per prompt token when evaluated alone (re-measured on every alone chunk). */
+  /**
+   * Milliseconds per prompt token at the current prompt's position. Re-measured on every chunk: attention makes a
+   * token late in a long prompt cost several times one early in it, so an estimate kept from the prompt's start
+   * would let shared chunks stretch the others' steps more and more.
+   */
   private msPerToken: number | undefined;
+  /** The generating sequences' step without a chunk, as they see it (timed by the decode barrier). */
+  private decodeMs: number | undefined;
+  /** Fallback while no step without a chunk was timed: a shared chunk's time beyond its estimated cost. */
+  private inferredDecodeMs: number | undefined;
+  /** Prompt tokens evaluated in the shared step under way, for the barrier's timing of that step. */
+  private sharedTokens = 0;
 
   /** Prompt tokens for the next chunk; `shared`: other sequences are generating and wait for this step. */
   chunkTokens(shared: boolean): number {
-    if (shared) return 1;
     if (this.msPerToken === undefined) return FIRST_CHUNK;
-    return clamp(Math.round(ALONE_CHUNK_MS / this.msPerToken), MIN_ALONE_CHUNK, MAX_CHUNK);
+    const alone = clamp(Math.round(ALONE_CHUNK_MS / this.msPerToken), MIN_ALONE_CHUNK, MAX_CHUNK);
+    if (!shared) return alone;
+    return clamp(Math.round((SHARED_COST * (this.decodeMs ?? this.inferredDecodeMs ?? 0)) / this.msPerToken), 1, alone);
   }
 
-  /** Records a chunk of `tokens` prompt tokens evaluated alone in `ms`. */
-  record(tokens: number, ms: number): void {
-    if (tokens > 0 && ms > 0) this.msPerToken = this.msPerToken === undefined ? ms / tokens : this.msPerToken + SMOOTHING * (ms / tokens - this.msPerToken);
+  /** Records a chunk of `tokens` prompt tokens whose evaluation took `ms`. */
+  record(tokens: number, ms: number, shared: boolean): void {
+    if (tokens <= 0 || !(ms > 0)) return;
+    if (!shared) {
+      this.msPerToken = smooth(this.msPerToken, ms / tokens);
+      return;
+    }
+    this.sharedTokens += tokens;
+    if (this.decodeMs !== undefined) return; // the barrier's timing of the whole step says more (recordStep)
+    if (this.msPerToken === undefined) this.msPerToken = ms / tokens;
+    this.inferredDecodeMs = smooth(this.inferredDecodeMs, Math.max(0, ms - tokens * this.msPerToken));
   }
+
+  /**
+   * Records a step of the generating sequences as they saw it, with or without prompt chunks in it. What the chunks
+   * added to the step is their cost: measuring it there, rather than around the chunk's own evaluation, counts
+   * everything a chunk makes the others wait for.
+   */
+  recordStep(ms: number, withChunk: boolean): void {
+    if (!(ms > 0)) return;
+    if (!withChunk) {
+      this.decodeMs = smooth(this.decodeMs, ms);
+      return;
+    }
+    const tokens = this.sharedTokens;
+    this.sharedTokens = 0;
+    // At least a tenth of the step per chunk, so a noisy step never makes prompt tokens look free.
+    if (tokens > 0 && this.decodeMs !== undefined) this.msPerToken = smooth(this.msPerToken, Math.max(ms - this.decodeMs, ms / 10) / tokens);
+  }
+}
+
+function smooth(previous: number | undefined, sample: number): number {
+  return previous === undefined ? sample : previous + SMOOTHING * (sample - previous);
 }
 
 function clamp(value: number, min: number, max: number): number {

@@ -113,7 +113,7 @@ async function evaluateChunks(chunker: PrefillChunker, lease: SlotLease, prompt:
     if (prompt.length - done <= size || (done > 0 && stopped())) break;
     const started = performance.now();
     await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size));
-    if (!shared) chunker.record(size, performance.now() - started);
+    chunker.record(size, performance.now() - started, shared);
     done += size;
     await pacer.arrive();
   }
