@@ -99,4 +99,3 @@ describe("createResponseObserver", () => {
     expect([closed, unstoppable.complete(200).outputTokens]).toEqual([true, 0]);
   });
 });
-

@@ -10,10 +10,10 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../helpers/free-port.js";
 import { coderModelPath } from "../helpers/real-model.js";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -25,16 +25,6 @@ const workspace = join(tmpdir(), "kiln-agent-task");
 const ATTEMPTS = 3;
 const PROMPT = "Create a file named hello.py that prints exactly: hello from kiln";
 const PATH = [join(root, "node_modules", ".bin"), process.env.PATH ?? "/usr/bin:/bin"].join(delimiter);
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-    server.once("error", fail);
-  });
-}
 
 function freshFolder(name: string): string {
   const dir = join(workspace, name);

@@ -3,11 +3,11 @@
  * send-keys, the screen comes back with capture-pane, polled against a deadline.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../helpers/free-port.js";
 import { realModelPath } from "../helpers/real-model.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -41,16 +41,6 @@ function type(text: string): void {
 
 function press(...keys: string[]): void {
   tmux("send-keys", "-t", SESSION, ...keys);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-    probe.on("error", reject);
-  });
 }
 
 /** Polls the server's model list until it answers (the model is loaded), with a deadline. */
