@@ -4,7 +4,8 @@
  * the WebGPU decode plan's dispatches per token. A third side, WebGPU with prompts evaluated token by token (batched
  * prefill off), is the baseline of the batched prompt speed. Writes bench/results/<date>-<host>-webgpu[-model].{json,md}.
  * Env: BENCH_THREADS (llama.cpp threads; default all cores), ROUNDS (default 2), BENCH_GENERATE (tokens, default 32),
- * BENCH_MODEL_PATH (default: the store's default model).
+ * BENCH_MODEL_PATH (default: the store's default model), BENCH_WEBGPU_BASELINE (the dist folder of an earlier kiln build:
+ * its WebGPU backend becomes a fourth side, "webgpu, baseline build", so a speed-up against that code is a same-run ratio).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { hostname, loadavg } from "node:os";
@@ -22,8 +23,10 @@ const promptWords = 80;
 const log = (line) => console.error(`[bench webgpu ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 const { createEngine } = await import("../dist/engine/index.js");
+const baselineDist = process.env.BENCH_WEBGPU_BASELINE;
+const baseline = baselineDist ? await import(`${baselineDist.replace(/\/$/, "")}/engine/index.js`) : undefined;
 // No prefix cache on either side: every round evaluates its whole prompt.
-const load = (backend, promptBatch) => createEngine({ models: [{ id: "m", path: settings.modelPath, backend }], parallel: 1, ctxSize: 1024, threads: settings.threads, prefixCache: false, promptBatch });
+const load = (backend, promptBatch, create = createEngine) => create({ models: [{ id: "m", path: settings.modelPath, backend }], parallel: 1, ctxSize: 1024, threads: settings.threads, prefixCache: false, promptBatch });
 const request = (text, maxTokens) => ({ model: "m", messages: [{ role: "user", parts: [{ type: "text", text }] }], maxTokens, sampling: { temperature: 0 } });
 
 /** Prompt tokens ÷ time to the first token, and tokens/s from the first token to the last. */
@@ -46,6 +49,8 @@ async function measure(engine, text) {
 const started = new Date();
 const machine = describeMachine();
 const engines = { "llama-cpp": await load("llama-cpp"), webgpu: await load("webgpu"), "webgpu-token-by-token": await load("webgpu", 1) };
+if (baseline) engines["webgpu-baseline"] = await load("webgpu", undefined, baseline.createEngine);
+const baselineDispatches = baseline && engines["webgpu-baseline"].listModels()[0].details?.dispatchesPerToken;
 const adapter = engines.webgpu.listModels()[0].details;
 log(`webgpu adapter ${adapter.adapter} (${adapter.gpuBackend}, ${adapter.tier}), ${adapter.dispatchesPerToken} dispatches per token`);
 // A short warm-up request per side first: llvmpipe compiles each shader on its first dispatch, which is not speed.
@@ -76,7 +81,10 @@ const result = {
     generate: ratio(summary.webgpu.generateTokensPerSecond, summary["llama-cpp"].generateTokensPerSecond),
     prompt: ratio(summary.webgpu.promptTokensPerSecond, summary["llama-cpp"].promptTokensPerSecond),
     batchedPrompt: ratio(summary.webgpu.promptTokensPerSecond, summary["webgpu-token-by-token"].promptTokensPerSecond),
+    ...(baseline && { promptOverBaseline: ratio(summary.webgpu.promptTokensPerSecond, summary["webgpu-baseline"].promptTokensPerSecond),
+      generateOverBaseline: ratio(summary.webgpu.generateTokensPerSecond, summary["webgpu-baseline"].generateTokensPerSecond) }),
   },
+  baselineDist,
 };
 const markdown = [
   `# kiln WebGPU backend — ${result.date} on ${hostname()}`,
@@ -89,8 +97,10 @@ const markdown = [
   `| llama-cpp | ${summary["llama-cpp"].promptTokensPerSecond} | ${summary["llama-cpp"].generateTokensPerSecond} | – |`,
   `| webgpu | ${summary.webgpu.promptTokensPerSecond} | ${summary.webgpu.generateTokensPerSecond} | ${adapter.dispatchesPerToken} |`,
   `| webgpu, prompt token by token | ${summary["webgpu-token-by-token"].promptTokensPerSecond} | ${summary["webgpu-token-by-token"].generateTokensPerSecond} | ${adapter.dispatchesPerToken} |`,
+  ...(baseline ? [`| webgpu, baseline build | ${summary["webgpu-baseline"].promptTokensPerSecond} | ${summary["webgpu-baseline"].generateTokensPerSecond} | ${baselineDispatches ?? "?"} |`] : []),
   "",
-  `WebGPU ÷ llama.cpp (same run): generation ${result.ratios.generate}, prompt ${result.ratios.prompt}. Batched prompt evaluation (${adapter.promptBatch} tokens per batch) ÷ token by token: ${result.ratios.batchedPrompt}.`,
+  `WebGPU ÷ llama.cpp (same run): generation ${result.ratios.generate}, prompt ${result.ratios.prompt}. Batched prompt evaluation (${adapter.promptBatch} tokens per batch) ÷ token by token: ${result.ratios.batchedPrompt}.`
+    + (baseline ? ` This build ÷ the baseline build (${baselineDist}): prompt ${result.ratios.promptOverBaseline}, generation ${result.ratios.generateOverBaseline}.` : ""),
   "",
 ].join("\n");
 const dir = fileURLToPath(new URL("./results/", import.meta.url));

@@ -12,8 +12,13 @@
  * created with (checked against the context size and sequence count the caller expects) and then the pointer,
  * which is checked once more through llama.cpp before anything is attached. Any mismatch: nothing is touched and
  * the caller keeps node-llama-cpp's default behaviour.
+ *
+ * The same handle makes decode steps interruptible: llama.cpp's abort callback (checked by ggml between graph nodes)
+ * reads a flag that interrupt() sets, so a step can be stopped mid-way; llama_decode then returns 2 and removes the
+ * interrupted micro-batch's cells from the KV cache, leaving everything evaluated before it in place.
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +60,8 @@ typedef void *(*threadpool_new_fn)(struct ggml_threadpool_params *);
 typedef void (*threadpool_free_fn)(void *);
 typedef void (*attach_fn)(void *, void *, void *);
 typedef uint32_t (*ctx_u32_fn)(const void *);
+typedef bool (*abort_callback_fn)(void *);
+typedef void (*set_abort_fn)(void *, abort_callback_fn, void *);
 
 #define GGML_BACKEND_DEVICE_TYPE_CPU 0
 #define SCAN_BYTES 512
@@ -96,11 +103,18 @@ static void *find_llama_context(const unsigned char *addon_context, const void *
 struct attached {
   void *pool;
   threadpool_free_fn free_pool;
+  /* Read by the compute thread between graph nodes, set from JavaScript. The block is never freed (one per context). */
+  atomic_bool interrupt;
 };
+
+static bool should_abort(void *data) {
+  return atomic_load_explicit(&((struct attached *)data)->interrupt, memory_order_relaxed);
+}
 
 /*
  * attach(addonContext, addonModel, nCtx, nSeqMax, threads, poll, libllamaPath, libggmlPath)
- * → an opaque handle for release(), or null when the context could not be identified safely.
+ * → an opaque handle for release() and interrupt(), or null when the context could not be identified safely. A pool
+ * is attached only for threads > 1.
  */
 static napi_value attach(napi_env env, napi_callback_info info) {
   size_t argc = 8;
@@ -125,10 +139,11 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   ctx_u32_fn llama_n_ctx = (ctx_u32_fn)dlsym(llama, "llama_n_ctx");
   ctx_u32_fn llama_n_seq_max = (ctx_u32_fn)dlsym(llama, "llama_n_seq_max");
   attach_fn llama_attach = (attach_fn)dlsym(llama, "llama_attach_threadpool");
+  set_abort_fn set_abort = (set_abort_fn)dlsym(llama, "llama_set_abort_callback");
   dev_by_type_fn dev_by_type = (dev_by_type_fn)dlsym(ggml, "ggml_backend_dev_by_type");
   dev_backend_reg_fn dev_backend_reg = (dev_backend_reg_fn)dlsym(ggml, "ggml_backend_dev_backend_reg");
   reg_get_proc_address_fn get_proc = (reg_get_proc_address_fn)dlsym(ggml, "ggml_backend_reg_get_proc_address");
-  if (!llama_n_ctx || !llama_n_seq_max || !llama_attach || !dev_by_type || !dev_backend_reg || !get_proc) return null_value;
+  if (!llama_n_ctx || !llama_n_seq_max || !llama_attach || !set_abort || !dev_by_type || !dev_backend_reg || !get_proc) return null_value;
 
   void *cpu_device = dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
   void *cpu_reg = cpu_device ? dev_backend_reg(cpu_device) : NULL;
@@ -139,16 +154,26 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   void *ctx = find_llama_context(addon_context, addon_model, n_ctx, n_seq_max, llama_n_ctx, llama_n_seq_max);
   if (!ctx) return null_value;
 
-  struct ggml_threadpool_params params;
-  memset(&params, 0, sizeof params);
-  params.n_threads = (int)threads;
-  params.poll = poll;
-  void *pool = pool_new(&params);
-  if (!pool) return null_value;
-  llama_attach(ctx, pool, NULL);
-
+  /* One thread needs no pool: the caller's thread computes alone. The abort callback is installed either way. */
+  void *pool = NULL;
+  if (threads > 1) {
+    struct ggml_threadpool_params params;
+    memset(&params, 0, sizeof params);
+    params.n_threads = (int)threads;
+    params.poll = poll;
+    pool = pool_new(&params);
+    if (!pool) return null_value;
+  }
   struct attached *handle = malloc(sizeof *handle);
-  *handle = (struct attached){pool, pool_free};
+  if (!handle) {
+    if (pool) pool_free(pool);
+    return null_value;
+  }
+  handle->pool = pool;
+  handle->free_pool = pool_free;
+  atomic_init(&handle->interrupt, false);
+  if (pool) llama_attach(ctx, pool, NULL);
+  set_abort(ctx, should_abort, handle);
   napi_value external;
   napi_create_external(env, handle, NULL, NULL, &external);
   return external;
@@ -176,12 +201,27 @@ static napi_value release(napi_env env, napi_callback_info info) {
   return done;
 }
 
+/* interrupt(handle, on): while on, the decode step in flight (or the next one) stops at its next graph node. */
+static napi_value interrupt(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  void *data = NULL;
+  bool on = false;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 2 ||
+      napi_get_value_external(env, argv[0], &data) != napi_ok || !data || napi_get_value_bool(env, argv[1], &on) != napi_ok) {
+    return throw_error(env, "interrupt: expects the handle attach returned and a boolean");
+  }
+  atomic_store_explicit(&((struct attached *)data)->interrupt, on, memory_order_relaxed);
+  return NULL;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
     {"attach", NULL, attach, NULL, NULL, NULL, napi_default, NULL},
     {"release", NULL, release, NULL, NULL, NULL, napi_default, NULL},
+    {"interrupt", NULL, interrupt, NULL, NULL, NULL, napi_default, NULL},
   };
-  napi_define_properties(env, exports, 2, properties);
+  napi_define_properties(env, exports, 3, properties);
   return exports;
 }
 

@@ -45,7 +45,9 @@ export function readSettings(env = process.env) {
     phases: (env.BENCH_PHASES ?? "core,long").split(","),
     /** Agent-shaped prompt sizes for prompt speed, quiet and with one core busy (tokens of the benchmark model). */
     longPromptLengths: (env.BENCH_LONG_LENGTHS ?? (quick ? "2000" : "2000,8000")).split(",").filter(Boolean).map(Number),
-    /** The long prompt another client sends while a stream runs, and the one a client abandons mid-prompt. */
+    /** Rounds of the long-prompt speed test (sides in rotated order each round; the report gives the median). */
+    longRepeats: Number(env.BENCH_LONG_REPEATS ?? 1),
+    /** The long prompt another client sends (0: skip the ITL and disconnect tests) while a stream runs, and the one a client abandons mid-prompt. */
     itlPromptTokens: Number(env.BENCH_ITL_PROMPT ?? (quick ? 4000 : 16000)),
     /** The running stream: tokens before the long prompt arrives (undisturbed), and its bound. */
     itlWarmupTokens: 40,

@@ -39,17 +39,28 @@ function cpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** Prompt tokens per second on each side for one conversation (time to the first token on the servers). */
+/**
+ * Prompt tokens per second on each side for one conversation (time to the first token on the servers): the median of
+ * `repeats` rounds, each with the sides in a rotated order so none is always measured first or last.
+ */
 async function promptRates(settings, direct, servers, messages, tag) {
-  const rates = {};
-  const tokens = direct.model.tokenize(renderChatMl(messages(`${tag}-direct`)), true);
-  rates["node-llama-cpp direct"] = (await measurePromptRate(direct, { ...settings, singleStreamRepeats: 1 }, tokens))[0];
-  for (const server of servers) {
-    const t = await streamChat(server.baseUrl, { model: server.model, messages: messages(`${tag}-${server.label}`), maxTokens: 1,
-      extra: server.extra, timeoutMs: settings.longTimeoutMs });
-    rates[server.label] = ((t.promptTokens - (t.cachedTokens ?? 0)) * 1000) / t.ttftMs;
+  const sides = [{ label: "node-llama-cpp direct" }, ...servers];
+  const samples = Object.fromEntries(sides.map((s) => [s.label, []]));
+  const tokens = (name) => direct.model.tokenize(renderChatMl(messages(name)), true);
+  for (let round = 0; round < settings.longRepeats; round++) {
+    for (const side of [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]) {
+      const name = `${tag}-r${round}-${side.label}`;
+      if (side.baseUrl === undefined) {
+        samples[side.label].push((await measurePromptRate(direct, { ...settings, singleStreamRepeats: 1 }, tokens(name)))[0]);
+        continue;
+      }
+      const t = await streamChat(side.baseUrl, { model: side.model, messages: messages(name), maxTokens: 1, extra: side.extra,
+        timeoutMs: settings.longTimeoutMs });
+      samples[side.label].push(((t.promptTokens - (t.cachedTokens ?? 0)) * 1000) / t.ttftMs);
+    }
   }
-  return { promptTokens: tokens.length, tokensPerSecond: rates };
+  const tokensPerSecond = Object.fromEntries(Object.entries(samples).map(([side, rates]) => [side, median(rates)]));
+  return { promptTokens: tokens(`${tag}-direct`).length, tokensPerSecond, samples };
 }
 
 /**
@@ -144,6 +155,7 @@ export async function runLongPrompts(settings, direct, servers, log) {
       stopBusy?.();
     }
   }
+  if (!settings.itlPromptTokens) return out;
   // A raw completion that goes on counting, so the stream outlasts the long prompt.
   const counting = `${Array.from({ length: 30 }, (_, i) => i + 1).join(", ")},`;
   for (const server of servers) {

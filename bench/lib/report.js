@@ -101,12 +101,18 @@ function longPromptsSection(r) {
       `${fmt(x.disturbedItlP50Ms)} / ${fmt(x.disturbedItlP95Ms)} (${x.disturbedTokens} tokens${x.streamEndedEarly ? ", stream ended early" : ""})`,
       fmt(x.disturbedItlP95Ms / x.undisturbedItlP95Ms, 1), fmt(x.longTtftMs / 1000), fmt(d.disconnectToIdleMs, 0)];
   });
-  return [
+  const rounds = long.quiet[0]?.samples ? Object.values(long.quiet[0].samples)[0].length : 1;
+  const speed = [
     `Servers with 2 sequences of ${long.settings.ctxPerSequence} tokens. CPU variants: ${Object.entries(long.cpuVariants).map(([s, v]) => `${s} ${v ?? "?"}`).join(", ")}.`
       + " Agent-shaped prompts (a long system prompt and a JSON tool list), each unique so nothing is cached; prompt tok/s is"
-      + " prompt tokens ÷ time to first token on the servers. \"One core busy\": another process runs a plain CPU loop meanwhile.",
+      + " prompt tokens ÷ time to first token on the servers. \"One core busy\": another process runs a plain CPU loop meanwhile."
+      + (rounds > 1 ? ` Median of ${rounds} rounds, the sides in a rotated order each round.` : ""),
     "",
     table(["machine", "prompt tokens", ...sides.map((s) => `${s} tok/s`), "kiln ÷ llama-server"], speedRows),
+  ];
+  if (servers.length === 0) return speed.join("\n");
+  return [
+    ...speed,
     "",
     "A counting stream runs; after its first tokens another client sends a long prompt. ITL of the stream before (undisturbed)"
       + " and while the long prompt is evaluated (disturbed); then a client sends the same-size prompt and disconnects"

@@ -1,7 +1,8 @@
 /**
  * Chunked prefill on the real default model, watched at node-llama-cpp's native batch: a long prompt is evaluated in
- * chunks that each share a decode step with a running stream (so the stream gets a token at every chunk), and an
- * abort while a prompt is being evaluated stops the evaluation before the prompt is complete.
+ * chunks that each share a decode step with a running stream (so the stream gets a token at every chunk), an abort
+ * while a prompt is being evaluated stops the evaluation before the prompt is complete, and a step in flight whose
+ * request is abandoned stops mid-way (llama.cpp's abort callback) while the context goes on working.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama } from "node-llama-cpp";
@@ -19,12 +20,14 @@ let model: LlamaCppModel;
 const batches: Batch[] = [];
 /** Called at the start of every native batch (the abort test stops a request from here). */
 let onBatch: (() => void) | undefined;
+/** Called once a batch's decode is under way (on llama.cpp's worker thread), with its outcome to come. */
+let onDecode: ((outcome: Promise<unknown>) => void) | undefined;
 
 beforeAll(async () => {
   llama = await openLlama(false);
   model = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 4096, threads: testThreads(), prefixCache: false });
   const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
-  const { initBatch, addToBatch } = native;
+  const { initBatch, addToBatch, decodeBatch } = native;
   Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => {
     batches.push(new Map());
     onBatch?.();
@@ -35,6 +38,11 @@ beforeAll(async () => {
     const id = Number(args[0]);
     batch?.set(id, (batch.get(id) ?? 0) + (args[2] as Uint32Array).length);
     return addToBatch?.apply(native, args);
+  } });
+  Object.defineProperty(native, "decodeBatch", { configurable: true, value: (...args: unknown[]) => {
+    const outcome = decodeBatch?.apply(native, args) as Promise<unknown>;
+    onDecode?.(outcome);
+    return outcome;
   } });
 });
 
@@ -96,4 +104,28 @@ describe("chunked prefill", () => {
     expect(batches.length - firstBatch).toBe(2);
     expect(evaluated).toBeLessThan(finishOf(events).usage.inputTokens);
   });
+
+  it("stops the step in flight of an abandoned prompt, and the context goes on", async () => {
+    const probe = longPrompt(12, 8);
+    const before = await readEvents(model.complete(probe));
+    const controller = new AbortController();
+    const firstBatch = batches.length;
+    const outcomes: Array<Promise<string>> = [];
+    onDecode = (outcome) => {
+      outcomes.push(outcome.then(() => "completed", () => "stopped"));
+      // The second step is a full prompt chunk, on llama.cpp's thread for far longer than one turn of the event loop.
+      if (batches.length - firstBatch === 2) setImmediate(() => controller.abort());
+    };
+    const events = await readEvents(model.complete(longPrompt(500, 4), { signal: controller.signal }));
+    onDecode = undefined;
+    expect(finishOf(events).reason).toBe("aborted");
+    expect(await Promise.all(outcomes)).toEqual(["completed", "stopped"]);
+    expect(batches.slice(firstBatch).map((batch) => [...batch.values()][0])).toEqual([128, 128]);
+    // Same greedy answer as before: the interrupted step left the context sound.
+    const after = await readEvents(model.complete(probe));
+    expect(textOf(after)).toBe(textOf(before));
+    expect(textOf(after).length).toBeGreaterThan(0);
+  });
 });
+
+const textOf = (events: GenerationEvent[]) => events.map((event) => (event.type === "text-delta" ? event.text : "")).join("");

@@ -70,10 +70,18 @@ describe("persistent thread pool", () => {
     }
   });
 
-  it("is not attached to a one-thread context", async () => {
+  it("is not attached to a one-thread context, whose steps can still be interrupted", async () => {
     const context = await vocabulary.createContext({ contextSize: 256, sequences: 1, threads: 1 });
     try {
-      expect(attachThreadPool(context, vocabulary, 1)).toBeUndefined();
+      const attached = attachThreadPool(context, vocabulary, 1);
+      expect(attached?.pooled).toBe(false);
+      attached?.interrupt(true);
+      const sequence = context.getSequence();
+      await expect(sequence.evaluateWithoutGeneratingNewTokens(vocabulary.tokenize("Hello there", true))).rejects.toThrow();
+      expect(sequence.nextTokenIndex).toBe(0);
+      attached?.interrupt(false);
+      await sequence.evaluateWithoutGeneratingNewTokens(vocabulary.tokenize("Hello there", true));
+      expect(sequence.nextTokenIndex).toBeGreaterThan(0);
     } finally {
       await context.dispose();
     }

@@ -24,6 +24,7 @@ import { readPrefixCacheKey } from "./prefix-cache-key.js";
 import { PrefixDiskCache } from "./prefix-disk-cache.js";
 import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
+import { StepInterrupter } from "./step-interrupter.js";
 import { SlotPool } from "./slot-pool.js";
 
 /** How to load and serve one model. */
@@ -120,10 +121,10 @@ type CpuThreading = "persistent pool" | `one thread below ${number} tokens` | "f
 function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number): { pool?: AttachedThreadPool; threading: CpuThreading } {
   const pool = attachThreadPool(context, model, threads);
   const share = new CoreShare(threads);
-  const minTokensForAllThreads = pool ? 0 : DEFAULT_MIN_TOKENS_FOR_ALL_THREADS;
+  const minTokensForAllThreads = pool?.pooled ? 0 : DEFAULT_MIN_TOKENS_FOR_ALL_THREADS;
   const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores: () => share.threads() });
-  if (pool) return { pool, threading: "persistent pool" };
-  return { threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
+  if (pool?.pooled) return { pool, threading: "persistent pool" };
+  return { pool, threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
 }
 
 export class LlamaCppModel extends LocalModel {
@@ -155,7 +156,8 @@ export class LlamaCppModel extends LocalModel {
     const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier((ms, withChunk) => chunker.recordStep(ms, withChunk));
     const vocabulary = vocabularyOf(model, options.path, promptThread);
     this.pool = pool;
-    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker };
+    const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker, steps };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }
 

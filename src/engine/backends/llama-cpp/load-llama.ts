@@ -5,18 +5,28 @@
  */
 import { open, stat } from "node:fs/promises";
 import { basename } from "node:path";
-import { getLlama, LlamaLogLevel, type Llama, type LlamaModel } from "node-llama-cpp";
+import { getLlama, Llama, LlamaLogLevel, type LlamaModel } from "node-llama-cpp";
 import { EngineError } from "../../../errors/engine-error.js";
 import type { GpuChoice } from "../../engine-options.js";
 
+/**
+ * llama.cpp reports a decode step stopped on purpose (a request abandoned mid-step, step-interrupter.ts: ggml status 1,
+ * llama_decode 2) as three errors. Only kiln interrupts steps, and a client going away is not an error.
+ */
+const INTERRUPTED_STEP = /failed with error 1$|compute status: 1$|failed to decode, ret = 2$/;
+
+function logLlamaCpp(level: LlamaLogLevel, message: string): void {
+  if (!INTERRUPTED_STEP.test(message.trim())) Llama.defaultConsoleLogger(level, message);
+}
+
 /** Opens the llama.cpp bindings; a failing GPU initialisation falls back to the CPU build. */
 export async function openLlama(gpu: GpuChoice = "auto"): Promise<Llama> {
-  const logLevel = LlamaLogLevel.error;
-  if (gpu === false) return getLlama({ build: "never", gpu: false, logLevel });
+  const options = { build: "never", logLevel: LlamaLogLevel.error, logger: logLlamaCpp } as const;
+  if (gpu === false) return getLlama({ ...options, gpu: false });
   try {
-    return await getLlama({ build: "never", gpu: "auto", logLevel });
+    return await getLlama({ ...options, gpu: "auto" });
   } catch {
-    return getLlama({ build: "never", gpu: false, logLevel });
+    return getLlama({ ...options, gpu: false });
   }
 }
 

@@ -2,11 +2,21 @@ import { describe, expect, it } from "vitest";
 import { PrefillChunker } from "./prefill-chunks.js";
 
 describe("PrefillChunker", () => {
-  it("starts with a small chunk, then sizes alone chunks to about a quarter second", () => {
+  it("starts alone with an efficient batch and a shared step with a small chunk, then sizes alone chunks to about half a second", () => {
     const chunker = new PrefillChunker();
-    expect(chunker.chunkTokens(false)).toBe(32);
-    chunker.record(32, 64, false);
-    expect(chunker.chunkTokens(false)).toBe(125);
+    expect(chunker.chunkTokens(false)).toBe(128);
+    expect(chunker.chunkTokens(true)).toBe(32);
+    chunker.record(128, 256, false);
+    expect(chunker.chunkTokens(false)).toBe(250);
+  });
+
+  it("keeps alone chunks between 128 and 512 tokens", () => {
+    const slow = new PrefillChunker();
+    slow.record(128, 128 * 20, false); // 20 ms per token deep in a long prompt: 25 tokens would make half a second
+    expect(slow.chunkTokens(false)).toBe(128);
+    const fast = new PrefillChunker();
+    fast.record(128, 64, false);
+    expect(fast.chunkTokens(false)).toBe(512);
   });
 
   it("sizes a shared chunk to cost about half what the others' step costs", () => {
@@ -15,7 +25,7 @@ describe("PrefillChunker", () => {
     // 2 ms per prompt token; a shared step of 4 tokens took 28 ms, so the others' step is 20 ms: 5 tokens cost half.
     chunker.record(4, 28, true);
     expect(chunker.chunkTokens(true)).toBe(5);
-    expect(chunker.chunkTokens(false)).toBe(125);
+    expect(chunker.chunkTokens(false)).toBe(250);
   });
 
   it("keeps at least one token per shared chunk and ignores empty measurements", () => {

@@ -1,7 +1,8 @@
 /**
  * The generation loop on node-llama-cpp's low-level sequence API: take the best slot, evaluate only the prompt
  * suffix the cache lacks, in chunks that share decode steps with the other sequences (checking the abort signal
- * between chunks), then sample token by token — checking the abort signal every token, cutting stop
+ * between chunks, and stopping a step that only this request's tokens are in when it is abandoned), then sample token
+ * by token — checking the abort signal every token, cutting stop
  * sequences, parsing tool calls — and free the slot in `finally`, whatever happens. The token loop runs ahead of the
  * reader into a small event buffer and keeps in step with the context's other sequences through the decode barrier,
  * so they share decode batches and a slow reader holds up no one else.
@@ -19,6 +20,7 @@ import { EventBuffer } from "./event-buffer.js";
 import { WHOLE_PROMPT_TOKENS, type PrefillChunker } from "./prefill-chunks.js";
 import { toEvaluateOptions } from "./sampling.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
+import type { StepInterrupter } from "./step-interrupter.js";
 
 /** What the loop needs from the loaded model. */
 export interface GenerationRuntime {
@@ -31,6 +33,8 @@ export interface GenerationRuntime {
   barrier?: DecodeBarrier;
   /** Sizes prompt chunks; absent: the prompt is queued whole. */
   chunker?: PrefillChunker;
+  /** Stops the decode step in flight of an abandoned request; absent: steps always run to their end. */
+  steps?: StepInterrupter;
 }
 
 /** Events a reader may lag behind before the token loop pauses (and leaves the barrier meanwhile). */
@@ -42,15 +46,21 @@ export async function* runGeneration(runtime: GenerationRuntime, plan: Generatio
   const grammarState = plan.grammar ? await compileGrammarState(runtime.llama, runtime.model, plan.grammar) : undefined;
   const lease = await runtime.pool.acquire(plan.prompt as Token[], signal);
   const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS);
+  // Aborted by the caller's signal, or by a reader that stops early.
+  const abandoned = new AbortController();
+  const abandon = () => abandoned.abort();
+  signal?.addEventListener("abort", abandon);
   let production = Promise.resolve();
   try {
     throwIfAborted(signal);
-    production = decodeTokens(runtime, plan, lease, grammarState, signal, buffer).then(() => buffer.end(), (error: unknown) => buffer.end({ error }));
+    production = decodeTokens(runtime, plan, lease, grammarState, abandoned.signal, buffer).then(() => buffer.end(), (error: unknown) => buffer.end({ error }));
     yield* buffer.drain();
   } finally {
     // A reader that stops early closes the buffer: the loop sees it at its next token and ends like an abort.
     buffer.close();
+    abandon();
     await production;
+    signal?.removeEventListener("abort", abandon);
     lease.release();
   }
 }
@@ -60,7 +70,7 @@ async function decodeTokens(
   plan: GenerationPlan,
   lease: SlotLease,
   grammarState: LlamaGrammarEvaluationState | undefined,
-  signal: AbortSignal | undefined,
+  abandoned: AbortSignal,
   out: EventBuffer<GenerationEvent>,
 ): Promise<void> {
   // A failure here precedes `start`: the engine answers it with a real HTTP status.
@@ -73,7 +83,9 @@ async function decodeTokens(
   const top = plan.logprobs;
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";
-  const stopped = () => Boolean(signal?.aborted) || out.closed;
+  const stopped = () => abandoned.aborted || out.closed;
+  const interrupt = () => runtime.steps?.abandon(lease.sequence);
+  abandoned.addEventListener("abort", interrupt);
   try {
     const prompt = plan.prompt.slice(evaluated) as Token[];
     const chunked = runtime.chunker ? await evaluateChunks(runtime.chunker, lease, prompt, pacer, stopped) : 0;
@@ -89,9 +101,15 @@ async function decodeTokens(
       await pacer.beforeNextToken();
     }
   } catch (error) {
-    out.push({ type: "error", error: toEngineError(error, "backend_failure") });
-    return;
+    // A step stopped because this request was abandoned: what was evaluated before it stays in the sequence.
+    if (!abandoned.aborted) {
+      out.push({ type: "error", error: toEngineError(error, "backend_failure") });
+      return;
+    }
+    reason = "aborted";
   } finally {
+    abandoned.removeEventListener("abort", interrupt);
+    runtime.steps?.forget(lease.sequence);
     pacer.stop();
   }
   for (const event of tokens.finish(reason)) out.push(event);

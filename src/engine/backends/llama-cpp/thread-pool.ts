@@ -1,8 +1,9 @@
 /**
- * A persistent ggml thread pool for a context (native/threadpool.c, built into build/ by `npm run build`; the
- * relative path is the same from src/ and dist/). node-llama-cpp's prebuilt llama.cpp starts and joins its worker
- * threads inside every decode call; with a pool attached the workers stay up between steps, as in llama.cpp's tools. Where the module is missing or cannot identify the context
- * safely, nothing changes and `attachThreadPool` returns undefined.
+ * A persistent ggml thread pool for a context, and a way to interrupt its decode steps (native/threadpool.c, built
+ * into build/ by `npm run build`; the relative path is the same from src/ and dist/). node-llama-cpp's prebuilt
+ * llama.cpp starts and joins its worker threads inside every decode call; with a pool attached the workers stay up
+ * between steps, as in llama.cpp's tools. Where the module is missing or cannot identify the context safely, nothing
+ * changes and `attachThreadPool` returns undefined.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -11,11 +12,16 @@ import type { LlamaContext, LlamaModel } from "node-llama-cpp";
 export interface ThreadPoolModule {
   attach(context: object, model: object, nCtx: number, nSeqMax: number, threads: number, poll: number, libllama: string, libggml: string): object | null;
   release(handle: object): boolean;
+  interrupt(handle: object, on: boolean): void;
 }
 
 export interface AttachedThreadPool {
+  /** Whether a pool was attached (only for more than one thread); interrupt() works either way. */
+  pooled: boolean;
   /** Stops the pool's threads; call after the context is disposed (which waits for the decode in flight). */
   release(): void;
+  /** While on, the context's decode step in flight (or its next) stops at its next graph node and fails. */
+  interrupt(on: boolean): void;
 }
 
 /** llama.cpp's default polling level: workers spin briefly after a step before sleeping, so back-to-back steps start at once. */
@@ -61,9 +67,8 @@ export function nativeHandles(context: LlamaContext, model: LlamaModel): NativeH
   return { context: nativeContext as NativeHandles["context"], model: nativeModel };
 }
 
-/** Attaches a pool of `threads` workers to `context`; undefined when that is not possible here. */
+/** Attaches a pool of `threads` workers (none for one thread) to `context`; undefined when that is not possible here. */
 export function attachThreadPool(context: LlamaContext, model: LlamaModel, threads: number): AttachedThreadPool | undefined {
-  if (threads <= 1) return undefined;
   const native = loadThreadPoolModule();
   const libraries = native && loadedLibraries();
   const handles = libraries && nativeHandles(context, model);
@@ -77,5 +82,5 @@ export function attachThreadPool(context: LlamaContext, model: LlamaModel, threa
   }
   if (!handle) return undefined;
   const attached = handle;
-  return { release: () => void native.release(attached) };
+  return { pooled: threads > 1, release: () => void native.release(attached), interrupt: (on) => native.interrupt(attached, on) };
 }
