@@ -4,7 +4,7 @@
  * the WebGPU decode plan's dispatches per token. A third side, WebGPU with prompts evaluated token by token (batched
  * prefill off), is the baseline of the batched prompt speed. Writes bench/results/<date>-<host>-webgpu[-model].{json,md}.
  * Env: BENCH_THREADS (llama.cpp threads; default all cores), ROUNDS (default 2), BENCH_GENERATE (tokens, default 32),
- * BENCH_MODEL_PATH (default: the store's default model), BENCH_WEBGPU_BASELINE (the dist folder of an earlier kiln build:
+ * BENCH_MODEL_PATH (default: the store's default model), BENCH_TAG (suffix of the result files), BENCH_WEBGPU_BASELINE (the dist folder of an earlier kiln build:
  * its WebGPU backend becomes a fourth side, "webgpu, baseline build", so a speed-up against that code is a same-run ratio).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -106,7 +106,8 @@ const markdown = [
 const dir = fileURLToPath(new URL("./results/", import.meta.url));
 mkdirSync(dir, { recursive: true });
 const model = basename(settings.modelPath, ".gguf");
-const name = `${started.toISOString().slice(0, 10)}-${hostname().split(".")[0]}-webgpu${model === "smollm2-135m" ? "" : `-${model}`}`;
+const tag = process.env.BENCH_TAG ? `-${process.env.BENCH_TAG.replace(/[^\w.-]/g, "")}` : "";
+const name = `${started.toISOString().slice(0, 10)}-${hostname().split(".")[0]}-webgpu${model === "smollm2-135m" ? "" : `-${model}`}${tag}`;
 writeFileSync(`${dir}${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${dir}${name}.md`, markdown);
 console.log(markdown);

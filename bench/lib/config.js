@@ -45,12 +45,18 @@ export function readSettings(env = process.env) {
     phases: (env.BENCH_PHASES ?? "core,long").split(","),
     /** Agent-shaped prompt sizes for prompt speed, quiet and with one core busy (tokens of the benchmark model). */
     longPromptLengths: (env.BENCH_LONG_LENGTHS ?? (quick ? "2000" : "2000,8000")).split(",").filter(Boolean).map(Number),
+    /** Machine states for the long-prompt speed test: quiet, and contended (one core kept busy). */
+    longModes: (env.BENCH_LONG_MODES ?? "quiet,contended").split(","),
     /** Rounds of the long-prompt speed test (sides in rotated order each round; the report gives the median). */
     longRepeats: Number(env.BENCH_LONG_REPEATS ?? 1),
     /** The long prompt another client sends (0: skip the ITL and disconnect tests) while a stream runs, and the one a client abandons mid-prompt. */
     itlPromptTokens: Number(env.BENCH_ITL_PROMPT ?? (quick ? 4000 : 16000)),
     /** The running stream: tokens before the long prompt arrives (undisturbed), and its bound. */
     itlWarmupTokens: 40,
+    /** When the client of the disconnect test hangs up, from its request. */
+    disconnectAfterMs: Number(env.BENCH_DISCONNECT_AFTER_S ?? 3) * 1000,
+    /** BENCH_ITL=0: skip the running stream, keep the disconnect test. */
+    itlStream: env.BENCH_ITL !== "0",
     itlStreamTokens: Number(env.BENCH_ITL_STREAM_TOKENS ?? 6000),
     longTimeoutMs: 1_800_000,
     /** A bound on any one HTTP request, so a stuck server cannot hang the run. */

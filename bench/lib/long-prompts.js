@@ -143,7 +143,7 @@ async function disconnectToIdle(server, messages, afterMs) {
 /** The whole phase; `servers` were started with 2 sequences of settings.ctxPerSequence tokens. */
 export async function runLongPrompts(settings, direct, servers, log) {
   const out = { lengths: settings.longPromptLengths, quiet: [], contended: [], itl: {}, disconnect: {} };
-  for (const [mode, busy] of [["quiet", false], ["contended", true]]) {
+  for (const [mode, busy] of [["quiet", false], ["contended", true]].filter(([mode]) => settings.longModes.includes(mode))) {
     const stopBusy = busy ? startBusyCore() : undefined;
     try {
       for (const length of settings.longPromptLengths) {
@@ -159,9 +159,11 @@ export async function runLongPrompts(settings, direct, servers, log) {
   // A raw completion that goes on counting, so the stream outlasts the long prompt.
   const counting = `${Array.from({ length: 30 }, (_, i) => i + 1).join(", ")},`;
   for (const server of servers) {
-    out.itl[server.label] = await itlDuringPrefill(settings, server, counting, agentMessages(direct, settings.itlPromptTokens, `itl-${server.label}`));
-    log(`ITL during prefill ${server.label}: ${JSON.stringify(out.itl[server.label])}`);
-    out.disconnect[server.label] = await disconnectToIdle(server, agentMessages(direct, settings.itlPromptTokens, `dc-${server.label}`), 3000);
+    if (settings.itlStream) {
+      out.itl[server.label] = await itlDuringPrefill(settings, server, counting, agentMessages(direct, settings.itlPromptTokens, `itl-${server.label}`));
+      log(`ITL during prefill ${server.label}: ${JSON.stringify(out.itl[server.label])}`);
+    }
+    out.disconnect[server.label] = await disconnectToIdle(server, agentMessages(direct, settings.itlPromptTokens, `dc-${server.label}`), settings.disconnectAfterMs);
     log(`disconnect to idle ${server.label}: ${JSON.stringify(out.disconnect[server.label])}`);
   }
   return out;

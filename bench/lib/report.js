@@ -93,12 +93,12 @@ function longPromptsSection(r) {
   const sides = Object.keys(long.quiet[0]?.tokensPerSecond ?? {});
   const speedRows = ["quiet", "contended"].flatMap((mode) => long[mode].map((row) => [mode === "quiet" ? "quiet" : "one core busy",
     fmt(row.promptTokens, 0), ...sides.map((s) => fmt(row.tokensPerSecond[s], 0)), fmt(row.tokensPerSecond.kiln / row.tokensPerSecond["llama-server"], 2)]));
-  const servers = Object.keys(long.itl);
+  const servers = Object.keys(long.disconnect);
   const itlRows = servers.map((s) => {
-    const x = long.itl[s];
+    const x = long.itl[s] ?? {};
     const d = long.disconnect[s];
-    return [s, fmt(x.longPromptTokens, 0), `${fmt(x.undisturbedItlP50Ms)} / ${fmt(x.undisturbedItlP95Ms)}`,
-      `${fmt(x.disturbedItlP50Ms)} / ${fmt(x.disturbedItlP95Ms)} (${x.disturbedTokens} tokens${x.streamEndedEarly ? ", stream ended early" : ""})`,
+    return [s, fmt(x.longPromptTokens ?? d.promptTokens, 0), `${fmt(x.undisturbedItlP50Ms)} / ${fmt(x.undisturbedItlP95Ms)}`,
+      x.disturbedTokens === undefined ? "not measured" : `${fmt(x.disturbedItlP50Ms)} / ${fmt(x.disturbedItlP95Ms)} (${x.disturbedTokens} tokens${x.streamEndedEarly ? ", stream ended early" : ""})`,
       fmt(x.disturbedItlP95Ms / x.undisturbedItlP95Ms, 1), fmt(x.longTtftMs / 1000), fmt(d.disconnectToIdleMs, 0)];
   });
   const rounds = long.quiet[0]?.samples ? Object.values(long.quiet[0].samples)[0].length : 1;
@@ -116,7 +116,7 @@ function longPromptsSection(r) {
     "",
     "A counting stream runs; after its first tokens another client sends a long prompt. ITL of the stream before (undisturbed)"
       + " and while the long prompt is evaluated (disturbed); then a client sends the same-size prompt and disconnects"
-      + " 3 s in: time until the server's CPU is idle (a 100 ms window with at most one 10 ms clock tick).",
+      + ` ${round(long.settings.disconnectAfterMs / 1000, 1)} s in: time until the server's CPU is idle (a 100 ms window with at most one 10 ms clock tick).`,
     "",
     table(["server", "long prompt tokens", "ITL p50 / p95 ms undisturbed", "ITL p50 / p95 ms during the prompt", "p95 ratio",
       "long prompt TTFT s", "disconnect → idle ms"], itlRows),
