@@ -100,11 +100,11 @@ describe("compatibility with other servers' suites", { timeout: 400_000 }, () =>
     });
     expect(message.content.find((block) => block.type === "tool_use")!.id).toMatch(/^toolu_(?!call_|toolu_)/);
     const relayed = new OpenAI({ apiKey: "unused", baseURL: `${front.url}/v1`, maxRetries: 0 });
-    const viaRelay = await relayed.chat.completions.create({ model: RELAY, messages: ask, tools, tool_choice: toolChoice, max_tokens: 30 });
+    const viaRelay = await relayed.chat.completions.create({ model: RELAY, messages: ask, tools, tool_choice: toolChoice, max_tokens: 60 });
     expect(viaRelay.choices[0]!.message.tool_calls![0]!.id).toMatch(/^call_(?!call_)/);
     const relayedAnthropic = new Anthropic({ apiKey: "unused", baseURL: front.url, maxRetries: 0 });
     const viaRelayAnthropic = await relayedAnthropic.messages.create({
-      model: RELAY, max_tokens: 30, messages: ask, tools: [{ name: "get_weather", input_schema: weather as never }], tool_choice: { type: "tool", name: "get_weather" },
+      model: RELAY, max_tokens: 60, messages: ask, tools: [{ name: "get_weather", input_schema: weather as never }], tool_choice: { type: "tool", name: "get_weather" },
     });
     expect(viaRelayAnthropic.content.find((block) => block.type === "tool_use")!.id).toMatch(/^toolu_(?!call_|toolu_)/);
   });

@@ -19,6 +19,18 @@ describe("PrefillChunker", () => {
     expect(fast.chunkTokens(false)).toBe(512);
   });
 
+  it("takes bigger alone chunks deep in a prompt, where small batches cost more", () => {
+    const chunker = new PrefillChunker();
+    chunker.record(128, 128 * 20, false);
+    expect(chunker.chunkTokens(false, 4096)).toBe(128);
+    expect(chunker.chunkTokens(false, 8192)).toBe(256);
+    expect(chunker.chunkTokens(false, 19000)).toBe(512);
+    expect(new PrefillChunker().chunkTokens(false, 12000)).toBe(375);
+    // A shared chunk is sized by the others' step alone.
+    chunker.record(4, 100, true);
+    expect(chunker.chunkTokens(true, 19000)).toBeLessThan(128);
+  });
+
   it("sizes a shared chunk to cost about half what the others' step costs", () => {
     const chunker = new PrefillChunker();
     chunker.record(100, 200, false);

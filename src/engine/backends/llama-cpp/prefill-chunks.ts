@@ -7,9 +7,11 @@
  * - while others generate, a chunk costs about half what their own step costs, so their steps take about 1.5× as
  *   long (a chunk costing a whole step gave 2.5× at the median and 4× at p95 under load:
  *   bench/results/2026-11-24-vm-long-prompts.md);
- * - alone, a chunk lasts about ALONE_CHUNK_MS, and holds at least MIN_ALONE_CHUNK tokens: smaller batches cost prompt
- *   speed (llama-bench on Qwen2.5-Coder-0.5B, 2 threads: 64-token batches 9% slower than 512 at depth 0, 32-token
- *   ones 2× slower at depth 4k; 128 as fast as 512), and a request that arrives meanwhile waits at most one chunk.
+ * - alone, a chunk lasts about ALONE_CHUNK_MS, and holds at least MIN_ALONE_CHUNK tokens, more deep in a prompt:
+ *   smaller batches cost prompt speed, and more so as the context grows, since every batch reads the whole KV cache
+ *   (llama-bench on Qwen2.5-Coder-0.5B, 2 threads: 64-token batches 9% slower than 512 at depth 0, 32-token ones 2×
+ *   slower at depth 4k, where 128 are as fast as 512; at depth 16k, 128 are 10% slower than 512). A request that
+ *   arrives meanwhile waits at most one chunk.
  *   A client that goes away mid-chunk stops it at once where steps are interruptible (step-interrupter.ts).
  */
 
@@ -25,6 +27,8 @@ const FIRST_SHARED_CHUNK = 32;
 /** Alone chunks stay within these bounds (the upper one is node-llama-cpp's default batch size). */
 const MIN_ALONE_CHUNK = 128;
 const MAX_CHUNK = 512;
+/** Deep in a prompt an alone chunk holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
+const DEPTH_PER_CHUNK_TOKEN = 32;
 /** A shared chunk's cost as a fraction of the others' step. */
 const SHARED_COST = 0.5;
 /** Weight of a new measurement in the running estimates. */
@@ -45,10 +49,14 @@ export class PrefillChunker {
   /** Prompt tokens evaluated in the shared step under way, for the barrier's timing of that step. */
   private sharedTokens = 0;
 
-  /** Prompt tokens for the next chunk; `shared`: other sequences are generating and wait for this step. */
-  chunkTokens(shared: boolean): number {
-    if (this.msPerToken === undefined) return shared ? FIRST_SHARED_CHUNK : MIN_ALONE_CHUNK;
-    const alone = clamp(Math.round(ALONE_CHUNK_MS / this.msPerToken), MIN_ALONE_CHUNK, MAX_CHUNK);
+  /**
+   * Prompt tokens for the next chunk; `shared`: other sequences are generating and wait for this step; `depth`: the
+   * tokens already in the sequence.
+   */
+  chunkTokens(shared: boolean, depth = 0): number {
+    const minAlone = clamp(Math.round(depth / DEPTH_PER_CHUNK_TOKEN), MIN_ALONE_CHUNK, MAX_CHUNK);
+    if (this.msPerToken === undefined) return shared ? FIRST_SHARED_CHUNK : minAlone;
+    const alone = clamp(Math.round(ALONE_CHUNK_MS / this.msPerToken), minAlone, MAX_CHUNK);
     if (!shared) return alone;
     return clamp(Math.round((SHARED_COST * (this.decodeMs ?? this.inferredDecodeMs ?? 0)) / this.msPerToken), 1, alone);
   }

@@ -84,11 +84,19 @@ async function decodeTokens(
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";
   const stopped = () => abandoned.aborted || out.closed;
-  const interrupt = () => runtime.steps?.abandon(lease.sequence);
+  // Steps are interruptible once the first prompt chunk is in: a client that leaves at once still leaves that much
+  // cached for its retry, and one that leaves later never waits for a whole chunk.
+  let interruptible = false;
+  const interrupt = () => { if (interruptible) runtime.steps?.abandon(lease.sequence); };
+  const firstChunkDone = () => {
+    interruptible = true;
+    if (abandoned.aborted) interrupt();
+  };
   abandoned.addEventListener("abort", interrupt);
   try {
     const prompt = plan.prompt.slice(evaluated) as Token[];
-    const chunked = runtime.chunker ? await evaluateChunks(runtime.chunker, lease, prompt, pacer, stopped) : 0;
+    const chunked = runtime.chunker ? await evaluateChunks(runtime.chunker, lease, prompt, pacer, stopped, firstChunkDone) : 0;
+    firstChunkDone();
     const metadata = { confidence: top !== undefined, probabilities: (top ?? 0) > 0 };
     const steps = stopped() ? undefined : lease.sequence.evaluateWithMetadata(prompt.slice(chunked), metadata, options);
     if (!steps) reason = "aborted";
@@ -120,18 +128,26 @@ async function decodeTokens(
  * how many tokens it evaluated (fewer when `stopped` turns true: the work stops after the chunk in progress, or after
  * the first, and what was evaluated stays in the sequence).
  */
-async function evaluateChunks(chunker: PrefillChunker, lease: SlotLease, prompt: Token[], pacer: StepPacer, stopped: () => boolean): Promise<number> {
+async function evaluateChunks(
+  chunker: PrefillChunker,
+  lease: SlotLease,
+  prompt: Token[],
+  pacer: StepPacer,
+  stopped: () => boolean,
+  onFirstChunk: () => void,
+): Promise<number> {
   let done = 0;
   if (prompt.length <= WHOLE_PROMPT_TOKENS) return done;
   pacer.startPrefill();
   for (;;) {
     const shared = pacer.othersGenerating;
-    const size = chunker.chunkTokens(shared);
+    const size = chunker.chunkTokens(shared, lease.sequence.nextTokenIndex);
     // The first chunk is evaluated even for a client already gone, so its retry finds part of the prompt cached.
     if (prompt.length - done <= size || (done > 0 && stopped())) break;
     const started = performance.now();
     await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size));
     chunker.record(size, performance.now() - started, shared);
+    if (done === 0) onFirstChunk();
     done += size;
     await pacer.arrive();
   }
