@@ -2,7 +2,7 @@
  * Translates an Anthropic Messages stream (https://docs.anthropic.com/en/api/messages-streaming) back into
  * GenerationEvents, so a remote reply feeds the same reducer as a local one. One reader per response.
  */
-import { type FinishReason, type GenerationEvent, type Usage, EngineError, type EngineErrorCode, parseToolArguments } from "../engine/index.js";
+import { type FinishReason, type GenerationEvent, type Usage, EngineError, type EngineErrorCode, readToolArguments } from "../engine/index.js";
 
 type Json = Record<string, any>;
 type BlockKind = "text" | "reasoning" | "tool-call";
@@ -13,6 +13,8 @@ export function createAnthropicStreamReader(): (payload: Json) => GenerationEven
   let nextIndex = 0;
   let usage: Usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
   let stop: { reason: FinishReason; stopSequence?: string } = { reason: "stop" };
+  /** A call whose arguments do not parse: cut off by max_tokens, or the server's failure; message_delta says which. */
+  let unparsed: { index: number; json: string } | undefined;
   return (payload) => {
     switch (payload.type) {
       case "message_start": {
@@ -45,14 +47,21 @@ export function createAnthropicStreamReader(): (payload: Json) => GenerationEven
       case "content_block_stop": {
         const block = blocks.get(payload.index);
         if (!block) return [];
-        if (block.kind === "tool-call") return [{ type: "tool-call-end", index: block.index, input: parseToolArguments(block.json, "the server") }];
+        if (block.kind === "tool-call") {
+          if (!parses(block.json)) {
+            unparsed = block;
+            return [];
+          }
+          return [{ type: "tool-call-end", index: block.index, input: readToolArguments(block.json, "the server", false) }];
+        }
         return [{ type: block.kind === "text" ? "text-end" : "reasoning-end", index: block.index }];
       }
       case "message_delta":
         stop = { reason: toFinishReason(payload.delta?.stop_reason), stopSequence: payload.delta?.stop_sequence ?? undefined };
         // Counts in message_delta are cumulative totals: overwrite, never add.
         usage = { ...usage, outputTokens: payload.usage?.output_tokens ?? usage.outputTokens };
-        return [];
+        if (!unparsed) return [];
+        return [{ type: "tool-call-end", index: unparsed.index, input: readToolArguments(unparsed.json, "the server", stop.reason === "length") }];
       case "message_stop":
         return [{ type: "finish", ...stop, usage }];
       case "error":
@@ -61,6 +70,15 @@ export function createAnthropicStreamReader(): (payload: Json) => GenerationEven
         return [];
     }
   };
+}
+
+function parses(json: string): boolean {
+  try {
+    readToolArguments(json, "", false);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function toFinishReason(stopReason: unknown): FinishReason {

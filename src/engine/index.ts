@@ -14,4 +14,4 @@ export type * from "./events.js";
 export type * from "./messages.js";
 export { collectResult, type ChatResult, type ResultBlock } from "./collect.js";
 export { checkEventSequence } from "./event-invariants.js";
-export { parseToolArguments } from "./tool-arguments.js";
+export { parseToolArguments, readToolArguments } from "./tool-arguments.js";

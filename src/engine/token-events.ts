@@ -48,8 +48,11 @@ export class TokenEvents {
     if (reason !== "stop-sequence" && reason !== "tool-calls") events.push(...this.assembler.push(this.decoder.flush()).events);
     events.push(...this.assembler.finish());
     const usage = this.usage;
-    // Any completed tool call makes the reason "tool-calls" (unless aborted); the stop sequence is named when one ended it.
-    if (reason !== "aborted" && this.assembler.completedCalls > 0) events.push({ type: "finish", reason: "tool-calls", usage });
+    // Any tool call makes the reason "tool-calls", unless aborted, or cut off by the token limit (as the hosted APIs
+    // do: the client retries with more tokens rather than run a call with half its arguments). The stop sequence is
+    // named when one ended it.
+    const cutByLimit = reason === "length" && this.assembler.cutCall;
+    if (reason !== "aborted" && !cutByLimit && this.assembler.completedCalls > 0) events.push({ type: "finish", reason: "tool-calls", usage });
     else if (reason === "stop-sequence") events.push({ type: "finish", reason, stopSequence: this.assembler.stopSequence, usage });
     else events.push({ type: "finish", reason, usage });
     return events;

@@ -4,6 +4,15 @@
  */
 import { EngineError } from "../errors/engine-error.js";
 import { JsonTooDeepError, MAX_JSON_DEPTH, parseBoundedJson } from "../lib/json-depth.js";
+import { salvageArguments } from "./text/tool-call-json.js";
+
+/**
+ * Arguments of a call that ended with the reply: `cut` (the token limit ended it) salvages what was written, as kiln
+ * does with its own model's output; otherwise they must parse.
+ */
+export function readToolArguments(json: string, from: string, cut: boolean): unknown {
+  return cut ? salvageArguments(json) : parseToolArguments(json, from);
+}
 
 export function parseToolArguments(json: string, from: string): unknown {
   if (json.trim() === "") return {};

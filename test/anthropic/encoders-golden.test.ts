@@ -9,6 +9,7 @@ import { checkAnthropicStream, parseSse } from "../helpers/sse.js";
 import { golden, hasFile, listCases, readEvents, readText, replay } from "../helpers/golden.js";
 import { encodeMessagesStream } from "../../src/server/anthropic/stream.js";
 import { toMessage } from "../../src/server/anthropic/response.js";
+import { salvageArguments } from "../../src/engine/text/tool-call-json.js";
 
 describe.each(listCases("anthropic"))("golden case %s", (name) => {
   const events = readEvents("anthropic", name);
@@ -37,7 +38,9 @@ describe.each(listCases("anthropic"))("golden case %s", (name) => {
     message.content.forEach((block, index) => {
       const deltas = streamed.filter((e) => e.type === "content_block_delta" && e.index === index).map((e) => e.delta);
       if (block.type === "text") expect(deltas.map((d) => d.text).join("")).toBe(block.text);
-      if (block.type === "tool_use") expect(JSON.parse(deltas.map((d) => d.partial_json).join(""))).toEqual(block.input);
+      // A call cut off by max_tokens streams its arguments as far as they were written; the body holds them salvaged.
+      const json = deltas.map((d) => d.partial_json).join("");
+      if (block.type === "tool_use") expect(message.stop_reason === "max_tokens" ? salvageArguments(json) : JSON.parse(json)).toEqual(block.input);
       if (block.type === "thinking") expect(deltas.filter((d) => d.type === "thinking_delta").map((d) => d.thinking).join("")).toBe(block.thinking);
     });
   });

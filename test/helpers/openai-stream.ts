@@ -72,8 +72,10 @@ function checkChunks(chunks: Json[], includeUsage: boolean, errored: boolean, ch
     }
   });
   problems.push(...checkFinishes(errored ? undefined : finishes, choices));
-  // After an in-band error the last call may be cut short; only a finished stream owes complete arguments.
-  if (!errored) for (const [index, call] of calls) {
+  // After an in-band error, or at the token limit, the last call may be cut short; only a finished stream owes
+  // complete arguments.
+  const cut = chunks.some((chunk) => (chunk.choices ?? []).some((choice: Json) => choice.finish_reason === "length"));
+  if (!errored && !cut) for (const [index, call] of calls) {
     try { JSON.parse(call.args); } catch { problems.push(`tool call ${index}: arguments ${JSON.stringify(call.args)} are not JSON`); }
   }
   return problems;

@@ -48,6 +48,7 @@ export function checkAnthropicStream(text: string): string[] {
   let next = 0;
   let deltas = 0;
   let stopped = false;
+  let unparsed: string | undefined;
   body.slice(1).forEach((e, i) => {
     const data = e.json ?? {};
     const at = `event ${i + 1} (${data.type})`;
@@ -73,7 +74,8 @@ export function checkAnthropicStream(text: string): string[] {
       }
       case "content_block_stop":
         if (!open || open.index !== data.index) problems.push(`${at}: no open block ${data.index}`);
-        else if (open.type === "tool_use" && !isJson(open.json)) problems.push(`${at}: tool input ${JSON.stringify(open.json)} is not valid JSON`);
+        // Input that is not JSON is allowed only in a call cut off by max_tokens, which message_delta tells.
+        else if (open.type === "tool_use" && !isJson(open.json)) unparsed = `${at}: tool input ${JSON.stringify(open.json)} is not valid JSON`;
         open = undefined;
         break;
       case "message_delta":
@@ -81,6 +83,8 @@ export function checkAnthropicStream(text: string): string[] {
         if (open) problems.push(`${at}: block ${open.index} still open`);
         if (!data.delta?.stop_reason || !("stop_sequence" in (data.delta ?? {}))) problems.push(`${at}: stop_reason and stop_sequence required`);
         if (!Number.isInteger(data.usage?.output_tokens)) problems.push(`${at}: usage.output_tokens required`);
+        if (unparsed && data.delta?.stop_reason !== "max_tokens") problems.push(`${unparsed} and the stop reason is not max_tokens`);
+        unparsed = undefined;
         break;
       case "message_stop":
         if (deltas !== 1) problems.push(`${at}: exactly one message_delta must precede message_stop`);

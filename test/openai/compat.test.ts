@@ -100,13 +100,28 @@ describe("compatibility with other servers' suites", { timeout: 400_000 }, () =>
     });
     expect(message.content.find((block) => block.type === "tool_use")!.id).toMatch(/^toolu_(?!call_|toolu_)/);
     const relayed = new OpenAI({ apiKey: "unused", baseURL: `${front.url}/v1`, maxRetries: 0 });
-    const viaRelay = await relayed.chat.completions.create({ model: RELAY, messages: ask, tools, tool_choice: toolChoice, max_tokens: 60 });
+    const viaRelay = await relayed.chat.completions.create({ model: RELAY, messages: ask, tools, tool_choice: toolChoice, max_tokens: 30 });
     expect(viaRelay.choices[0]!.message.tool_calls![0]!.id).toMatch(/^call_(?!call_)/);
     const relayedAnthropic = new Anthropic({ apiKey: "unused", baseURL: front.url, maxRetries: 0 });
     const viaRelayAnthropic = await relayedAnthropic.messages.create({
-      model: RELAY, max_tokens: 60, messages: ask, tools: [{ name: "get_weather", input_schema: weather as never }], tool_choice: { type: "tool", name: "get_weather" },
+      model: RELAY, max_tokens: 30, messages: ask, tools: [{ name: "get_weather", input_schema: weather as never }], tool_choice: { type: "tool", name: "get_weather" },
     });
     expect(viaRelayAnthropic.content.find((block) => block.type === "tool_use")!.id).toMatch(/^toolu_(?!call_|toolu_)/);
+  });
+
+  it("finishes a forced call cut off by max_tokens with the limit, directly and through a relay, as the hosted APIs do", async () => {
+    const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: weather } }];
+    const request = { messages: ask, tools, tool_choice: { type: "function" as const, function: { name: "get_weather" } }, max_tokens: 20 };
+    for (const [client, model] of [[kiln.client, MODEL_ID], [new OpenAI({ apiKey: "unused", baseURL: `${front.url}/v1`, maxRetries: 0 }), RELAY]] as const) {
+      const choice = (await client.chat.completions.create({ model, ...request })).choices[0]!;
+      expect(choice.finish_reason, model).toBe("length");
+      expect(choice.message.tool_calls![0]).toMatchObject({ function: { name: "get_weather" } });
+    }
+    const cut = await anthropic.messages.create({
+      model: MODEL_ID, max_tokens: 20, messages: ask, tools: [{ name: "get_weather", input_schema: weather as never }], tool_choice: { type: "tool", name: "get_weather" },
+    });
+    expect(cut.stop_reason).toBe("max_tokens");
+    expect(cut.content.find((block) => block.type === "tool_use")).toMatchObject({ name: "get_weather" });
   });
 
   it("answers JSON nested 10,000 levels deep with a 400 naming the path and the limit, on every surface and field", async () => {

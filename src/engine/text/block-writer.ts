@@ -10,8 +10,10 @@ export class BlockWriter {
   private open?: { kind: "text" | "tool-call"; index: number };
   private nextIndex = 0;
   private pendingLogprobs: TokenLogprob[] = [];
-  /** Tool calls whose arguments were complete. */
+  /** Tool calls ended, a cut one included. */
   completedCalls = 0;
+  /** Whether the output ended inside a call's arguments (what was written is salvaged into its input). */
+  cutCall = false;
   /** Whether any block event was written (an abort after this reports "aborted" rather than nothing). */
   wroteAny = false;
 
@@ -49,6 +51,7 @@ export class BlockWriter {
         const index = this.open.index;
         this.open = undefined;
         this.completedCalls++;
+        if (piece.cut) this.cutCall = true;
         return [{ type: "tool-call-end", index, input: piece.input }];
       }
     }

@@ -37,6 +37,7 @@ export class OutputAssembler {
   }
 
   get completedCalls(): number { return this.writer.completedCalls; }
+  get cutCall(): boolean { return this.writer.cutCall; }
   get wroteAny(): boolean { return this.writer.wroteAny; }
 
   /** Feeds decoded text (and the logprobs of the tokens it came from). */

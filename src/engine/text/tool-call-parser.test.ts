@@ -97,8 +97,18 @@ describe("ToolCallParser", () => {
     expect(pieces).toEqual([
       { kind: "call-start", name: "search" },
       { kind: "call-delta", json: '{"q": "ki' },
-      { kind: "call-end", input: { q: "ki" } },
+      { kind: "call-end", input: { q: "ki" }, cut: true },
     ]);
+  });
+
+  it("ends a call cut off after its name, before the arguments, as a cut call rather than text", () => {
+    const parser = new ToolCallParser({ toolNames });
+    expect([...parser.push('<tool_call>\n{"name": "search"'), ...parser.end()]).toEqual([
+      { kind: "call-start", name: "search" },
+      { kind: "call-end", input: {}, cut: true },
+    ]);
+    const unknown = new ToolCallParser({ toolNames });
+    expect([...unknown.push('<tool_call>\n{"name": "other"'), ...unknown.end()]).toEqual([{ kind: "text", text: '<tool_call>\n{"name": "other"' }]);
   });
 
   it("emits call-start as soon as the name and arguments begin", () => {

@@ -10,7 +10,7 @@ export type ParsedPiece =
   | { kind: "text"; text: string }
   | { kind: "call-start"; name: string }
   | { kind: "call-delta"; json: string }
-  | { kind: "call-end"; input: unknown };
+  | { kind: "call-end"; input: unknown; cut?: true };
 
 /**
  * What the parser accepts: the offered tool names (and their parameter names, to recognise a call whose name is
@@ -23,6 +23,8 @@ const CLOSE = "</tool_call>";
 const FENCE = "```";
 /** `{"name": "…", "arguments": ` up to the first character of the arguments value. */
 const HEAD = /^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"(?:arguments|parameters)"\s*:\s*(?=\S)/;
+/** `{"name": "…"`: a head cut off after the name. */
+const NAMED = /^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"/;
 
 type Mode = "text" | "head" | "args" | "tail" | "buffered" | "bare" | "done";
 
@@ -134,7 +136,19 @@ export class ToolCallParser {
       this.args = "";
       return this.enter("args");
     }
+    if (final && !this.buffer.includes(CLOSE) && this.cutInHead()) return this.enter("text", "");
     return this.buffer.includes(CLOSE) || final ? this.enter("buffered") : false;
+  }
+
+  /** The output ended inside a call's head, after the name of an offered tool: a call cut off before its arguments. */
+  private cutInHead(): boolean {
+    const written = NAMED.exec(this.buffer)?.[1];
+    const name = written === undefined ? undefined : parseJsonString(written);
+    if (name === undefined || !this.toolNames.has(name)) return false;
+    this.heldSpace = "";
+    this.out.push({ kind: "call-start", name });
+    this.endCall({}, true);
+    return true;
   }
 
   /** Streams the arguments object as deltas until it closes. */
@@ -199,8 +213,8 @@ export class ToolCallParser {
     return this.enter("text", rest);
   }
 
-  private endCall(input: unknown): void {
-    this.out.push({ kind: "call-end", input });
+  private endCall(input: unknown, cut = false): void {
+    this.out.push(cut ? { kind: "call-end", input, cut } : { kind: "call-end", input });
     this.calls++;
   }
 
@@ -222,7 +236,7 @@ export class ToolCallParser {
 
   /** End of output: a call cut off mid-arguments still ends; trailing whitespace survives only without calls. */
   private finish(): void {
-    if (this.mode === "args") this.endCall(salvageArguments(this.args));
+    if (this.mode === "args") this.endCall(salvageArguments(this.args), true);
     // The output ended right after an opener: it was text after all.
     if (this.mode === "head" || this.mode === "buffered") this.emitText(OPEN);
     if (this.calls === 0 && this.heldSpace.length > 0) this.out.push({ kind: "text", text: this.heldSpace });

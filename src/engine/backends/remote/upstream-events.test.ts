@@ -49,6 +49,16 @@ describe("UpstreamEventMapper", () => {
     expect(events.at(-1)).toMatchObject({ reason: "length" });
   });
 
+  it("salvages a call cut off by the upstream's token limit, and finishes with the limit", () => {
+    const events = mapAll([
+      { choices: [{ delta: { tool_calls: [{ index: 0, id: "c", function: { name: "get_weather", arguments: "{\"city\": \"Par" } }] } }] },
+      { choices: [{ delta: {}, finish_reason: "length" }] },
+    ]);
+    expect(checkEventSequence(events)).toEqual([]);
+    expect(events.find((e) => e.type === "tool-call-end")).toEqual({ type: "tool-call-end", index: 0, input: { city: "Par" } });
+    expect(events.at(-1)).toMatchObject({ type: "finish", reason: "length" });
+  });
+
   it("refuses a stream that ends without a finish reason and arguments that are not JSON", () => {
     const mapper = new UpstreamEventMapper("m");
     mapper.map({ choices: [{ delta: { content: "x" } }] });

@@ -8,7 +8,7 @@ import type { FinishReason, GenerationEvent, TokenLogprob, Usage } from "../../e
 import { EngineError } from "../../../errors/engine-error.js";
 import { randomId } from "../../../lib/ids.js";
 import { readSse } from "../../../lib/read-sse.js";
-import { parseToolArguments } from "../../tool-arguments.js";
+import { readToolArguments } from "../../tool-arguments.js";
 
 interface UpstreamUsage { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null }
 interface UpstreamToolDelta { index?: number; id?: string; function?: { name?: string; arguments?: string } }
@@ -67,16 +67,16 @@ export class UpstreamEventMapper {
 
   /** Closes the open block and emits `finish` once the upstream stream has ended. */
   finish(): GenerationEvent[] {
-    const events = this.closeOpen();
     if (!this.finishReason) throw new EngineError("backend_failure", "upstream stream ended without a finish reason");
+    const events = this.closeOpen(this.finishReason === "length");
     const { reason, stopSequence } = this.resolveFinish();
     events.push({ type: "finish", reason, ...(stopSequence !== undefined ? { stopSequence } : {}), usage: { ...this.usage } });
     return events;
   }
 
   private resolveFinish(): { reason: FinishReason; stopSequence?: string } {
-    if (this.sawToolCall || this.finishReason === "tool_calls") return { reason: "tool-calls" };
     if (this.finishReason === "length") return { reason: "length" };
+    if (this.sawToolCall || this.finishReason === "tool_calls") return { reason: "tool-calls" };
     if (this.stopReason !== undefined && this.stops.includes(this.stopReason)) return { reason: "stop-sequence", stopSequence: this.stopReason };
     return { reason: "stop" };
   }
@@ -118,13 +118,14 @@ export class UpstreamEventMapper {
     return [kind === "text" ? { type: "text-start", index } : { type: "reasoning-start", index }];
   }
 
-  private closeOpen(): GenerationEvent[] {
+  /** `cut`: the upstream hit its token limit, so a call's arguments may end mid-JSON. */
+  private closeOpen(cut = false): GenerationEvent[] {
     const open = this.open;
     if (!open) return [];
     this.open = undefined;
     if (open.kind === "text") return [{ type: "text-end", index: open.index }];
     if (open.kind === "reasoning") return [{ type: "reasoning-end", index: open.index }];
-    return [{ type: "tool-call-end", index: open.index, input: parseToolArguments(open.json ?? "", "upstream") }];
+    return [{ type: "tool-call-end", index: open.index, input: readToolArguments(open.json ?? "", "upstream", cut) }];
   }
 }
 
