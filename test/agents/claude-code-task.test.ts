@@ -1,12 +1,14 @@
 /**
- * A real agent finishing a real task: Claude Code (the pinned devDependency), unchanged — its full default system
- * prompt and tools, no forced tool_choice — started by `kiln launch claude` on Qwen2.5-Coder-0.5B, creates a file in a
- * fresh git repository. Checked on the file system: the file exists and python3 runs it to a line with "hello".
+ * A real agent finishing a real task: Claude Code (the pinned devDependency) with its default system prompt, started
+ * by `kiln launch claude` on Qwen2.5-Coder-1.5B, creates a file in a fresh git repository. Checked on the file
+ * system: the file exists and python3 runs it to a line with "hello".
  *
- * The 0.5B model does not write the file every time (in the benchmark's runs it did in most), so the task gets up to
- * ATTEMPTS tries, each in a fresh repository at the same path, so that later tries start from the prompt prefix the
- * first one left in kiln's cache (seconds instead of minutes). What must hold on every try is kiln's side: no request
- * answered with an error.
+ * The agent gets only its Write tool and the file's absolute path: with all ~20 default tools the small models pick
+ * the wrong one most of the time (Skill, Agent, Bash echo, Write to the folder itself: the 0.5B model finished in
+ * about one try in four, the 1.5B in about one in two), which would make this a test of the model. So configured,
+ * the 1.5B model wrote the file in each of six tries, 12-33 s each, though once or twice its content was the bare
+ * text rather than a print, hence up to ATTEMPTS tries. The whole default toolset is what `npm run bench:agents`
+ * measures. What must hold on every try is kiln's side: no request answered with an error.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -14,16 +16,16 @@ import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/free-port.js";
-import { coderModelPath } from "../helpers/real-model.js";
+import { agentModelPath } from "../helpers/real-model.js";
 
 const root = resolve(import.meta.dirname, "../..");
-const model = coderModelPath();
+const model = agentModelPath();
 /** KILN_HOME of the test: the server kiln launch starts, its log and its prefix cache. */
 let home = "";
 /** The repository and the agent's HOME keep one path across tries: Claude Code names both in its prompt. */
 const workspace = join(tmpdir(), "kiln-agent-task");
-const ATTEMPTS = 3;
-const PROMPT = "Create a file named hello.py that prints exactly: hello from kiln";
+const ATTEMPTS = 5;
+const PROMPT = `Create the Python script ${join(workspace, "repo", "hello.py")} that prints exactly: hello from kiln`;
 const PATH = [join(root, "node_modules", ".bin"), process.env.PATH ?? "/usr/bin:/bin"].join(delimiter);
 
 function freshFolder(name: string): string {
@@ -85,14 +87,14 @@ afterAll(() => {
   rmSync(workspace, { recursive: true, force: true });
 });
 
-describe.skipIf(!model)("Claude Code through kiln launch on qwen2.5-coder-0.5b", () => {
+describe.skipIf(!model)("Claude Code through kiln launch on qwen2.5-coder-1.5b", () => {
   it("creates hello.py in a fresh repository, with no request failing on the server", { timeout: 1_500_000 }, async () => {
     const url = `http://127.0.0.1:${await freePort()}`;
     const tries: string[] = [];
     let created = false;
     for (let attempt = 1; attempt <= ATTEMPTS && !created; attempt++) {
       const repo = seedRepository();
-      const run = await launchClaude(url, repo, ["-p", PROMPT, "--permission-mode", "acceptEdits", "--max-turns", "4", "--output-format", "json"]);
+      const run = await launchClaude(url, repo, ["-p", PROMPT, "--tools", "Write", "--permission-mode", "acceptEdits", "--max-turns", "4", "--output-format", "json"]);
       expect(failedRequests(), run.output).toEqual([]);
       const hello = runHello(repo);
       created = hello.ok && /hello/i.test(hello.out);
