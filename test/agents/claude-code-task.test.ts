@@ -5,7 +5,7 @@
  *
  * The agent gets only its Write tool, the file's absolute path and the line to write: with all ~20 default tools the
  * small models pick the wrong one most of the time (Skill, Agent, Bash echo, Write to the folder itself: the 0.5B
- * model finished in about one try in four, the 1.5B in about one in two), and asked for a script that "prints"
+ * model finished in about one try in five, the 1.5B in about one in two), and asked for a script that "prints"
  * the words, the 1.5B model often wrote the bare words; either would make this a test of the model. So configured
  * it finished in five of six tries (five runs, one needing a second try); up to ATTEMPTS tries are allowed. The whole
  * default toolset is what `npm run bench:agents` measures. What must hold on every try is kiln's side: no request

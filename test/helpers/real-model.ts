@@ -42,7 +42,7 @@ export function coderModelPath(): string | undefined {
 
 /**
  * The model the agent test drives Claude Code with (Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the 0.5B model finished
- * the task in about one try in four), or undefined when this machine lacks it. KILN_TEST_AGENT_MODEL overrides; else
+ * the task in about one try in five), or undefined when this machine lacks it. KILN_TEST_AGENT_MODEL overrides; else
  * the store's `qwen2.5-coder-1.5b.gguf` (`kiln models pull qwen2.5-coder-1.5b`).
  */
 export function agentModelPath(): string | undefined {
