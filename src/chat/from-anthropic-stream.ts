@@ -2,7 +2,7 @@
  * Translates an Anthropic Messages stream (https://docs.anthropic.com/en/api/messages-streaming) back into
  * GenerationEvents, so a remote reply feeds the same reducer as a local one. One reader per response.
  */
-import { type FinishReason, type GenerationEvent, type Usage, EngineError, type EngineErrorCode, readToolArguments } from "../engine/index.js";
+import { type FinishReason, type GenerationEvent, type Usage, EngineError, type EngineErrorCode, parseToolArguments, readToolArguments } from "../engine/index.js";
 
 type Json = Record<string, any>;
 type BlockKind = "text" | "reasoning" | "tool-call";
@@ -48,11 +48,12 @@ export function createAnthropicStreamReader(): (payload: Json) => GenerationEven
         const block = blocks.get(payload.index);
         if (!block) return [];
         if (block.kind === "tool-call") {
-          if (!parses(block.json)) {
+          try {
+            return [{ type: "tool-call-end", index: block.index, input: parseToolArguments(block.json, "the server") }];
+          } catch {
             unparsed = block;
             return [];
           }
-          return [{ type: "tool-call-end", index: block.index, input: readToolArguments(block.json, "the server", false) }];
         }
         return [{ type: block.kind === "text" ? "text-end" : "reasoning-end", index: block.index }];
       }
@@ -70,15 +71,6 @@ export function createAnthropicStreamReader(): (payload: Json) => GenerationEven
         return [];
     }
   };
-}
-
-function parses(json: string): boolean {
-  try {
-    readToolArguments(json, "", false);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function toFinishReason(stopReason: unknown): FinishReason {
