@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readCpuTimes, threadsForShare, type CpuTimes } from "./core-share.js";
+import { CoreShare, CoreSplit, readCpuTimes, threadsForShare, type CpuTimes } from "./core-share.js";
 import { threadsForStep } from "./decode-threads.js";
 
 /** Readings one second apart on a 2-core machine (100 jiffies per core-second). */
@@ -44,5 +44,26 @@ describe("threadsForStep with a core share", () => {
     expect(threadsForStep({ ...policy, cores: () => 1 }, 512)).toBe(1);
     expect(threadsForStep({ ...policy, cores: () => 2 }, 1)).toBe(2);
     expect(threadsForStep(policy, 512)).toBe(2);
+  });
+});
+
+describe("CoreSplit", () => {
+  /** A split of `cores` threads on a machine that gives them all (no /proc readings: the share is the maximum). */
+  const split = (cores: number, lane: boolean, generating: boolean) => {
+    const result = new CoreSplit(new CoreShare(cores, () => undefined));
+    result.laneActive = () => lane;
+    result.mainGenerating = () => generating;
+    return result;
+  };
+
+  it("gives either side every core while the other is idle", () => {
+    expect(split(2, false, true).mainCores()).toBe(2);
+    expect(split(2, true, false).laneCores()).toBe(2);
+  });
+
+  it("splits the cores while both work, the larger half to the lane, one at least each", () => {
+    expect([split(2, true, true).mainCores(), split(2, true, true).laneCores()]).toEqual([1, 1]);
+    expect([split(5, true, true).mainCores(), split(5, true, true).laneCores()]).toEqual([2, 3]);
+    expect([split(1, true, true).mainCores(), split(1, true, true).laneCores()]).toEqual([1, 1]);
   });
 });

@@ -76,3 +76,27 @@ export class CoreShare {
     return this.current;
   }
 }
+
+/**
+ * The cores of one model split between its main context and its prefill lane (prefill-lane.ts) while both have
+ * work: the lane gets the larger half, since a prompt gains more from a thread than a decode step does; alone,
+ * either gets every core the process is getting.
+ */
+export class CoreSplit {
+  /** Whether the lane is evaluating a prompt. */
+  laneActive: () => boolean = () => false;
+  /** Whether the main context has sequences generating. */
+  mainGenerating: () => boolean = () => false;
+
+  constructor(private readonly share: CoreShare) {}
+
+  mainCores(): number {
+    const cores = this.share.threads();
+    return this.laneActive() ? Math.max(1, Math.floor(cores / 2)) : cores;
+  }
+
+  laneCores(): number {
+    const cores = this.share.threads();
+    return this.mainGenerating() ? Math.max(1, cores - Math.floor(cores / 2)) : cores;
+  }
+}

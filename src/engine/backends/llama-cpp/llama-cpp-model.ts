@@ -16,10 +16,11 @@ import { newId, type IdFactory } from "../../../lib/ids.js";
 import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
-import { CoreShare } from "./core-share.js";
+import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { loadGgufModel } from "./load-llama.js";
 import { PrefillChunker } from "./prefill-chunks.js";
+import { laneSupports, PrefillLane } from "./prefill-lane.js";
 import { readPrefixCacheKey } from "./prefix-cache-key.js";
 import { PrefixDiskCache } from "./prefix-disk-cache.js";
 import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
@@ -51,6 +52,11 @@ export interface LlamaCppModelOptions {
    * the barrier gains).
    */
   decodeBarrier?: boolean;
+  /**
+   * On the CPU, evaluate long prompts in a second context beside the generating sequences (prefill-lane.ts; default
+   * true; false: in chunks inside their steps).
+   */
+  prefillLane?: boolean;
   /** node-llama-cpp batching options for the context (measurements record the dispatched batches through it). */
   batching?: BatchingOptions;
   ids?: IdFactory;
@@ -90,11 +96,29 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     const cause = error instanceof Error ? error.message : String(error);
     throw new EngineError("backend_failure", `cannot create a context of ${options.parallel} × ${ctxSize} tokens for ${options.path}: ${cause}`, { path: options.path }, { cause: error });
   }
-  const cpu = options.llama.gpu === false ? useCpuThreads(context, model, options.threads) : undefined;
+  const cores = options.llama.gpu === false ? new CoreSplit(new CoreShare(options.threads)) : undefined;
+  const cpu = cores ? useCpuThreads(context, model, options.threads, () => cores.mainCores()) : undefined;
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, ctxSize);
-  if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading };
+  const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
+    ? await openLane(model, ctxSize, options, cores) : undefined;
+  if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  return new LlamaCppModel(options, model, context, info, ctxSize, promptThread, cpu?.pool, disk);
+  return new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { pool: cpu?.pool, disk, lane, cores });
+}
+
+/** The prefill lane's context; a lane that cannot be created (memory) costs the lane, not the model. */
+async function openLane(model: LlamaModel, ctxSize: number, options: LlamaCppModelOptions, cores: CoreSplit): Promise<PrefillLane | undefined> {
+  let context: LlamaContext;
+  try {
+    context = await model.createContext({ contextSize: ctxSize, sequences: 1, threads: options.threads });
+  } catch {
+    return undefined;
+  }
+  const { pool } = useCpuThreads(context, model, options.threads, () => cores.laneCores());
+  const steps = pool && StepInterrupter.attach(context, (on) => pool.interrupt(on));
+  const lane = await PrefillLane.open({ context, mainStreams: options.parallel, steps, release: () => pool?.release() });
+  cores.laneActive = () => lane.active;
+  return lane;
 }
 
 /** The disk tier when configured; a folder that cannot be used costs a warning and the tier, not the model. */
@@ -118,13 +142,20 @@ type CpuThreading = "persistent pool" | `one thread below ${number} tokens` | "f
  * one thread, which beats starting fresh worker threads for every step (see decode-threads.ts). Either way no step
  * uses more threads than the cores the process is getting (core-share.ts).
  */
-function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number): { pool?: AttachedThreadPool; threading: CpuThreading } {
+function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number, cores: () => number): { pool?: AttachedThreadPool; threading: CpuThreading } {
   const pool = attachThreadPool(context, model, threads);
-  const share = new CoreShare(threads);
   const minTokensForAllThreads = pool?.pooled ? 0 : DEFAULT_MIN_TOKENS_FOR_ALL_THREADS;
-  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores: () => share.threads() });
+  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores });
   if (pool?.pooled) return { pool, threading: "persistent pool" };
   return { pool, threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
+}
+
+/** What a loaded model holds beside its context, where the machine and settings allow it. */
+interface ModelParts {
+  pool?: AttachedThreadPool;
+  disk?: PrefixDiskCache;
+  lane?: PrefillLane;
+  cores?: CoreSplit;
 }
 
 export class LlamaCppModel extends LocalModel {
@@ -140,15 +171,14 @@ export class LlamaCppModel extends LocalModel {
     readonly info: ModelInfo,
     ctxSize: number,
     promptThread: PromptThread,
-    private readonly threadPool?: AttachedThreadPool,
-    private readonly disk?: PrefixDiskCache,
+    private readonly parts: ModelParts = {},
   ) {
     super();
     this.parallel = options.parallel;
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
     const pool = new SlotPool(sequences, {
       prefixCache: options.prefixCache ?? true,
-      disk,
+      disk: parts.disk,
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
@@ -156,8 +186,10 @@ export class LlamaCppModel extends LocalModel {
     const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier((ms, withChunk) => chunker.recordStep(ms, withChunk));
     const vocabulary = vocabularyOf(model, options.path, promptThread);
     this.pool = pool;
+    const threadPool = parts.pool;
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
-    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker, steps };
+    if (parts.cores && barrier) parts.cores.mainGenerating = () => barrier.generating > 0;
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker, steps, lane: parts.lane };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }
 
@@ -166,7 +198,7 @@ export class LlamaCppModel extends LocalModel {
   }
 
   cacheStats(): PrefixCacheStats {
-    const stats = this.disk?.stats;
+    const stats = this.parts.disk?.stats;
     return { diskBytes: stats?.bytes ?? 0, diskFiles: stats?.files ?? 0 };
   }
 
@@ -174,8 +206,9 @@ export class LlamaCppModel extends LocalModel {
   async dispose(): Promise<void> {
     await this.pool.flush();
     await this.context.dispose();
+    await this.parts.lane?.dispose();
     await this.target.vocabulary.close();
-    this.threadPool?.release();
+    this.parts.pool?.release();
     await this.model.dispose();
   }
 }

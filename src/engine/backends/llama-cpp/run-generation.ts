@@ -21,6 +21,7 @@ import { WHOLE_PROMPT_TOKENS, type PrefillChunker } from "./prefill-chunks.js";
 import { toEvaluateOptions } from "./sampling.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
 import type { StepInterrupter } from "./step-interrupter.js";
+import { LANE_MIN_TOKENS, type PrefillLane } from "./prefill-lane.js";
 
 /** What the loop needs from the loaded model. */
 export interface GenerationRuntime {
@@ -35,6 +36,8 @@ export interface GenerationRuntime {
   chunker?: PrefillChunker;
   /** Stops the decode step in flight of an abandoned request; absent: steps always run to their end. */
   steps?: StepInterrupter;
+  /** Evaluates long prompts beside the generating sequences; absent: in chunks inside their steps. */
+  lane?: PrefillLane;
 }
 
 /** Events a reader may lag behind before the token loop pauses (and leaves the barrier meanwhile). */
@@ -76,7 +79,7 @@ async function decodeTokens(
   // A failure here precedes `start`: the engine answers it with a real HTTP status.
   const scored = plan.echo?.logprobs ? await scorePrompt(runtime.model, lease.sequence, plan.prompt as Token[], plan.logprobs ?? 0) : undefined;
   // Scoring evaluated the whole prompt but its last token afresh: only that token is left to evaluate.
-  const evaluated = scored ? plan.prompt.length - 1 : lease.reusedTokens;
+  let evaluated = scored ? plan.prompt.length - 1 : lease.reusedTokens;
   const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, scored ? 0 : lease.reusedTokens, scored ? undefined : lease.cacheTier);
   out.push(tokens.start(scored));
   const options = toEvaluateOptions(runtime.model, plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState);
@@ -94,8 +97,12 @@ async function decodeTokens(
   };
   abandoned.addEventListener("abort", interrupt);
   try {
+    const laned = runtime.lane && plan.prompt.length - evaluated >= LANE_MIN_TOKENS
+      ? await runtime.lane.prefill(lease.sequence, plan.prompt as Token[], abandoned, firstChunkDone) : undefined;
+    evaluated = laned ?? evaluated;
     const prompt = plan.prompt.slice(evaluated) as Token[];
-    const chunked = runtime.chunker ? await evaluateChunks(runtime.chunker, lease, prompt, pacer, stopped, firstChunkDone) : 0;
+    // After the lane a client already gone gets no further chunk: its first chunk was the lane's.
+    const chunked = runtime.chunker && !(laned !== undefined && stopped()) ? await evaluateChunks(runtime.chunker, lease, prompt, pacer, stopped, firstChunkDone) : 0;
     firstChunkDone();
     const metadata = { confidence: top !== undefined, probabilities: (top ?? 0) > 0 };
     const steps = stopped() ? undefined : lease.sequence.evaluateWithMetadata(prompt.slice(chunked), metadata, options);

@@ -73,7 +73,8 @@ export class StepInterrupter {
   }
 }
 
-function sequenceIdOf(sequence: LlamaContextSequence): number | undefined {
+/** node-llama-cpp's id of `sequence` (internal field of the pinned 3.x release), which is also its KV stream. */
+export function sequenceIdOf(sequence: LlamaContextSequence): number | undefined {
   const id = (sequence as unknown as { _sequenceId?: unknown })._sequenceId;
   return typeof id === "number" ? id : undefined;
 }

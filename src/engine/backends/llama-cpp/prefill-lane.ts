@@ -1,0 +1,149 @@
+/**
+ * A second context of the same model in which a long prompt is evaluated beside the main context's generating
+ * sequences, each on its own share of the cores, instead of in chunks inside their decode steps. A decode step reads
+ * every cell of each sequence in it: on Qwen2.5-Coder-0.5B with 2 threads one token costs 19 ms at depth 0 and 73 ms
+ * at depth 16k (llama-bench), so any step that advances a 16k prompt holds a running stream for four of its own steps
+ * however small the chunk. On separate contexts and one thread each, the stream keeps 1 of 2 cores (its tokens then
+ * take about 1.6× as long) and the prompt the other (bench/results/…-prefill-lane.md). The evaluated state then moves
+ * into the request's slot of the main context through a state file (state-streams.ts), a small cost beside the
+ * prompt's evaluation.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import { PrefillChunker } from "./prefill-chunks.js";
+import { restreamStateFile, type StreamPlace } from "./state-streams.js";
+import { sequenceIdOf, type StepInterrupter } from "./step-interrupter.js";
+
+/** Uncached prompt tokens from which a prompt is evaluated in the lane (below, the two transfers cost more than it saves). */
+export const LANE_MIN_TOKENS = 1024;
+
+export interface PrefillLaneParts {
+  context: LlamaContext;
+  /** The main context's sequence count (its KV stream count). */
+  mainStreams: number;
+  steps?: StepInterrupter;
+  /** Frees what was attached to the context (its thread pool), after it is disposed. */
+  release?: () => void;
+}
+
+export class PrefillLane {
+  private busy = false;
+  private transfers = 0;
+  private readonly sequence: LlamaContextSequence;
+  private readonly chunker = new PrefillChunker();
+
+  private constructor(private readonly parts: PrefillLaneParts, private readonly folder: string) {
+    this.sequence = parts.context.getSequence();
+  }
+
+  static async open(parts: PrefillLaneParts): Promise<PrefillLane> {
+    return new PrefillLane(parts, await mkdtemp(join(tmpdir(), "kiln-lane-")));
+  }
+
+  /** Whether a prompt is being evaluated here (the main context's steps then leave it cores). */
+  get active(): boolean {
+    return this.busy;
+  }
+
+  /**
+   * Evaluates `prompt` from what `target` (a main-context sequence holding a prefix of it) already holds to all but
+   * its last token, and moves the result into `target`. Returns how many of the prompt's tokens `target` then holds
+   * (fewer when `signal` aborts: what was evaluated is kept), or undefined when the lane is taken by another prompt.
+   * A failure in the lane leaves `target` as it was; one while loading `target` leaves it empty.
+   */
+  async prefill(target: LlamaContextSequence, prompt: readonly Token[], signal: AbortSignal, onFirstChunk: () => void): Promise<number | undefined> {
+    if (this.busy) return undefined;
+    this.busy = true;
+    let interruptible = false;
+    const interrupt = () => { if (interruptible) this.parts.steps?.abandon(this.sequence); };
+    signal.addEventListener("abort", interrupt);
+    try {
+      const held = target.nextTokenIndex;
+      if (!(await this.take(target, held))) return held;
+      const end = prompt.length - 1;
+      try {
+        for (let done = held; done < end && !(done > held && signal.aborted);) {
+          const size = Math.min(this.chunker.chunkTokens(false, done), end - done);
+          const started = performance.now();
+          await this.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size) as Token[]);
+          this.chunker.record(size, performance.now() - started, false);
+          if (done === held) {
+            interruptible = true;
+            onFirstChunk();
+            if (signal.aborted) interrupt();
+          }
+          done += size;
+        }
+      } catch (error) {
+        // A step stopped for the abort keeps what came before it; any other failure leaves the target untouched.
+        if (!signal.aborted) return held;
+      }
+      if (this.sequence.nextTokenIndex <= held) return held;
+      return await this.give(target);
+    } finally {
+      signal.removeEventListener("abort", interrupt);
+      this.parts.steps?.forget(this.sequence);
+      this.busy = false;
+    }
+  }
+
+  /** Starts the lane's sequence from `target`'s first `held` tokens; false when they cannot be copied. */
+  private async take(target: LlamaContextSequence, held: number): Promise<boolean> {
+    await this.sequence.clearHistory();
+    if (held === 0) return true;
+    try {
+      await this.move(target, { streams: this.parts.mainStreams, index: streamOf(target) }, this.sequence, 1);
+      return this.sequence.nextTokenIndex === held;
+    } catch {
+      await this.sequence.clearHistory();
+      return false;
+    }
+  }
+
+  /** Moves the lane's state into `target`; returns the tokens `target` then holds (0 when the load failed). */
+  private async give(target: LlamaContextSequence): Promise<number> {
+    const expected = this.sequence.nextTokenIndex;
+    try {
+      await this.move(this.sequence, { streams: 1, index: 0 }, target, this.parts.mainStreams);
+    } catch {
+      // The target kept what it held if the failure came before its load; a failed load leaves it empty.
+    }
+    if (target.nextTokenIndex !== expected && target.nextTokenIndex > 0) {
+      await target.eraseContextTokenRanges([{ start: 0, end: target.nextTokenIndex }]);
+    }
+    return target.nextTokenIndex;
+  }
+
+  /** Moves `source`'s state into `target`, a sequence of a context with `streams` streams. */
+  private async move(source: LlamaContextSequence, from: StreamPlace, target: LlamaContextSequence, streams: number): Promise<void> {
+    const path = join(this.folder, `${this.transfers++}.state`);
+    try {
+      await source.saveStateToFile(path);
+      await restreamStateFile(path, from, streams);
+      await target.loadStateFromFile(path, { acceptRisk: true });
+    } finally {
+      await rm(path, { force: true });
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.parts.context.dispose();
+    this.parts.release?.();
+    await rm(this.folder, { recursive: true, force: true });
+  }
+}
+
+/** Whether a model's state moves between contexts as restreamStateFile expects (one plain KV cache). */
+export function laneSupports(model: LlamaModel): boolean {
+  const insights = model.fileInsights;
+  return !insights.swaSize && !insights.isRecurrent && !insights.isHybrid && !insights.hasEncoder;
+}
+
+/** A sequence's KV stream in node-llama-cpp's layout (one per sequence): its id. */
+function streamOf(sequence: LlamaContextSequence): number {
+  const id = sequenceIdOf(sequence);
+  if (id === undefined) throw new Error("the sequence's id is not readable");
+  return id;
+}

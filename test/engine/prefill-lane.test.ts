@@ -1,0 +1,120 @@
+/**
+ * The prefill lane on the real default model: a long prompt is evaluated in the lane's own context (the main
+ * context's native batches never carry it, but its last token) while a stream keeps generating, its greedy answer is
+ * the one the main context gives without the lane — from an empty slot and from a cached prefix moved into the lane —
+ * and a client that leaves mid-prompt leaves what was evaluated cached for its retry.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Llama } from "node-llama-cpp";
+import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
+import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
+import type { CompletionRequest } from "../../src/engine/index.js";
+import { realModelPath, testThreads } from "../helpers/real-model.js";
+import { readEvents, startOf, textOf } from "../helpers/stream-events.js";
+
+let llama: Llama;
+let laned: LlamaCppModel;
+let plain: LlamaCppModel;
+/** Tokens per sequence id in each of the laned model's main-context native batches. */
+const batches: Array<Map<number, number>> = [];
+
+beforeAll(async () => {
+  llama = await openLlama(false);
+  const options = { id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 4096, threads: testThreads() };
+  laned = await loadLlamaCppModel(options);
+  plain = await loadLlamaCppModel({ ...options, prefillLane: false });
+  const native = (laned as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
+  const { initBatch, addToBatch } = native;
+  Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => {
+    batches.push(new Map());
+    return initBatch?.apply(native, args);
+  } });
+  Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => {
+    const batch = batches.at(-1);
+    const id = Number(args[0]);
+    batch?.set(id, (batch.get(id) ?? 0) + (args[2] as Uint32Array).length);
+    return addToBatch?.apply(native, args);
+  } });
+});
+
+afterAll(async () => {
+  await laned?.dispose();
+  await plain?.dispose();
+  await llama?.dispose();
+});
+
+/** A raw completion of a counting text from `from` (about 5 tokens per number: 300 numbers are ~1,500 tokens). */
+const counting = (numbers: number, maxTokens: number, from = 1): CompletionRequest => ({
+  model: "m", prompt: Array.from({ length: numbers }, (_, i) => i + from).join(", ") + ",", maxTokens, sampling: { temperature: 0 },
+});
+
+describe("the prefill lane", () => {
+  it("is enabled for a CPU model serving several sequences", () => {
+    expect(laned.info.details?.prefillLane).toBe(true);
+    expect(plain.info.details?.prefillLane).toBe(false);
+  });
+
+  it("evaluates a long prompt beside a running stream, which goes on generating meanwhile", async () => {
+    const stop = new AbortController();
+    let streamTokens = 0;
+    let running: () => void = () => {};
+    const started = new Promise<void>((resolve) => { running = resolve; });
+    const streaming = readEvents((async function* () {
+      for await (const event of laned.complete({ ...counting(8, 3000), prompt: "Counting on: 1, 2, 3, 4, 5, 6, 7, 8," }, { signal: stop.signal })) {
+        if (event.type === "text-delta" && ++streamTokens === 2) running();
+        yield event;
+      }
+    })());
+    await started;
+    const firstBatch = batches.length;
+    const before = streamTokens;
+    const long = await readEvents(laned.complete(counting(300, 1)));
+    const during = streamTokens - before;
+    stop.abort();
+    await streaming;
+    const promptTokens = startOf(long).inputTokens;
+    expect(promptTokens).toBeGreaterThan(1024);
+    // The stream's own sequence is the one that had tokens before the long request came.
+    const streamId = [...(batches[firstBatch - 1]?.keys() ?? [])][0];
+    const longTokensInMain = batches.slice(firstBatch).reduce((sum, batch) => sum + [...batch].filter(([id]) => id !== streamId).reduce((s, [, n]) => s + n, 0), 0);
+    expect(longTokensInMain).toBe(1);
+    expect(during).toBeGreaterThan(10);
+  });
+
+  it("answers as the main context does, from an empty slot and from a cached prefix", async () => {
+    const cold = counting(270, 12, 1000);
+    const longer = counting(540, 12, 1000);
+    for (const request of [cold, longer]) {
+      const [viaLane, direct] = [await readEvents(laned.complete(request)), await readEvents(plain.complete(request))];
+      expect(textOf(viaLane)).toBe(textOf(direct));
+      expect(textOf(viaLane).length).toBeGreaterThan(0);
+    }
+    // The longer prompt extends the cold one, so the lane started from the prefix cached in the main context.
+    const again = await readEvents(laned.complete(longer));
+    expect(startOf(again).cachedInputTokens).toBe(startOf(again).inputTokens - 1);
+  });
+
+  it("leaves what it evaluated cached when the client leaves mid-prompt", async () => {
+    const lane = (laned as unknown as { runtime: { lane: { parts: { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } } } } }).runtime.lane;
+    const native = lane.parts.context._ctx;
+    const { initBatch } = native;
+    const abort = new AbortController();
+    let laneBatches = 0;
+    // The client leaves as the lane starts its second chunk (its first is always evaluated).
+    Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => {
+      if (++laneBatches === 2) abort.abort();
+      return initBatch?.apply(native, args);
+    } });
+    try {
+      for await (const event of laned.complete(counting(500, 4, 5000), { signal: abort.signal })) void event;
+    } catch {
+      // An abort may surface as an error from the stream; what matters is what the retry finds.
+    } finally {
+      Object.defineProperty(native, "initBatch", { configurable: true, value: initBatch });
+    }
+    expect(laneBatches).toBeGreaterThanOrEqual(2);
+    const retry = await readEvents(laned.complete(counting(500, 4, 5000)));
+    expect(startOf(retry).cachedInputTokens).toBeGreaterThan(0);
+    expect(startOf(retry).cachedInputTokens).toBeLessThan(startOf(retry).inputTokens - 1);
+  });
+});
