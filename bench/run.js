@@ -67,7 +67,7 @@ async function main() {
       const longSettings = { ...settings, parallel: 2, ctxPerSequence: Math.max(...settings.longPromptLengths, settings.itlPromptTokens) + 2048 };
       servers = [await tryStart("kiln", () => startKiln(longSettings), notes),
         await tryStart("llama-server", () => startPeer({ parallel: 2 }, longSettings), notes)].filter(Boolean);
-      result.longPrompts = { settings: { parallel: 2, ctxPerSequence: longSettings.ctxPerSequence, disconnectAfterMs: settings.disconnectAfterMs },
+      result.longPrompts = { settings: { parallel: 2, ctxPerSequence: longSettings.ctxPerSequence, disconnectAfterMs: settings.disconnectAfterMs, itlStreamTokens: settings.itlStreamTokens },
         ...(await runLongPrompts(longSettings, direct, servers, log)) };
       result.longPrompts.cpuVariants = Object.fromEntries([["node-llama-cpp direct", direct.cpuVariant], ...servers.map((s) => [s.label, s.cpuVariant])]);
     }

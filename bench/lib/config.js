@@ -52,12 +52,11 @@ export function readSettings(env = process.env) {
     /** The long prompt another client sends (0: skip the ITL and disconnect tests) while a stream runs, and the one a client abandons mid-prompt. */
     itlPromptTokens: Number(env.BENCH_ITL_PROMPT ?? (quick ? 4000 : 16000)),
     /** The running stream: tokens before the long prompt arrives (undisturbed), and its bound. */
-    itlWarmupTokens: 40,
     /** When the client of the disconnect test hangs up, from its request. */
     disconnectAfterMs: Number(env.BENCH_DISCONNECT_AFTER_S ?? 3) * 1000,
     /** BENCH_ITL=0: skip the running stream, keep the disconnect test. */
     itlStream: env.BENCH_ITL !== "0",
-    itlStreamTokens: Number(env.BENCH_ITL_STREAM_TOKENS ?? 6000),
+    itlStreamTokens: Number(env.BENCH_ITL_STREAM_TOKENS ?? 400),
     longTimeoutMs: 1_800_000,
     /** A bound on any one HTTP request, so a stuck server cannot hang the run. */
     requestTimeoutMs: 180_000,

@@ -85,36 +85,51 @@ async function openStream(server, input, maxTokens, signal, onChunk) {
 }
 
 /**
- * A counting stream runs; once it has produced `warmup` tokens, another client sends the long conversation. The
- * stream's gaps before that are its undisturbed ITL, those until the long request's first token the disturbed ITL.
+ * A client streams counting completions of `itlStreamTokens` tokens back to back, each a new request, so the
+ * stream's own context stays short and its steps comparable throughout. The first runs alone: its gaps are the
+ * undisturbed ITL, at the same token positions as the later ones. Then another client sends the long conversation;
+ * the gaps within the streams until the long request's first token are the disturbed ITL (the wait for each new
+ * stream's first token is reported apart, as TTFT).
  */
 async function itlDuringPrefill(settings, server, streamPrompt, longMessages) {
+  const streams = [];
+  const streamOnce = async (signal, onToken = () => {}) => {
+    const stream = { sent: performance.now(), times: [] };
+    streams.push(stream);
+    await openStream(server, streamPrompt, settings.itlStreamTokens, signal, (t) => { stream.times.push(t); onToken(stream.times.length); });
+    return stream;
+  };
+  const gapsOf = (times, from = 0, to = Infinity) =>
+    times.slice(1).map((t, i) => [times[i], t]).filter(([a, b]) => b > from && a < to).map(([a, b]) => b - a);
+  const alone = await streamOnce(new AbortController().signal);
+  streams.length = 0;
+  const undisturbed = gapsOf(alone.times.slice(2));
   const controller = new AbortController();
-  const times = [];
+  let done = false;
   let ready;
-  const warm = new Promise((resolve) => { ready = resolve; });
-  let ended = false;
-  const stream = openStream(server, streamPrompt, settings.itlStreamTokens, controller.signal, (t) => {
-    times.push(t);
-    if (times.length === settings.itlWarmupTokens) ready();
-  }).finally(() => { ended = true; });
-  await Promise.race([warm, stream]);
+  const running = new Promise((resolve) => { ready = resolve; });
+  const chain = (async () => {
+    await streamOnce(controller.signal, (n) => { if (n === 3) ready(); });
+    while (!done) await streamOnce(controller.signal);
+  })();
+  await Promise.race([running, chain]);
   const start = performance.now();
   const long = await streamChat(server.baseUrl, { model: server.model, messages: longMessages, maxTokens: 1, extra: server.extra,
     timeoutMs: settings.longTimeoutMs });
   const end = start + long.ttftMs;
   // A server that evaluates the whole prompt in one step stalls the stream until then: its next token closes that gap.
-  for (const deadline = performance.now() + 60_000; !ended && !(times.at(-1) > end) && performance.now() < deadline;) await sleep(50);
+  for (const deadline = performance.now() + 60_000; !(streams.at(-1)?.times.at(-1) > end) && performance.now() < deadline;) await sleep(50);
+  done = true;
   controller.abort();
-  await stream;
-  const gaps = (from, to) => times.slice(1).map((t, i) => [times[i], t]).filter(([a, b]) => b > from && a < to).map(([a, b]) => b - a);
-  const undisturbed = gaps(times[2] ?? 0, start);
-  const disturbed = gaps(start, end);
+  await chain;
+  const during = streams.filter((s) => s.times.length && s.times[0] < end);
+  const disturbed = during.flatMap((s) => gapsOf(s.times, start, end));
+  const ttfts = during.slice(1).map((s) => s.times[0] - s.sent);
   return {
     longPromptTokens: long.promptTokens, longTtftMs: long.ttftMs, undisturbedTokens: undisturbed.length, disturbedTokens: disturbed.length,
     undisturbedItlP50Ms: median(undisturbed), undisturbedItlP95Ms: percentile(undisturbed, 95),
     disturbedItlP50Ms: median(disturbed), disturbedItlP95Ms: percentile(disturbed, 95),
-    streamEndedEarly: times.at(-1) < end - 1000,
+    undisturbedTtftMs: alone.times[0] - alone.sent, streamsDuring: during.length, streamTtftP50Ms: median(ttfts), streamTtftMaxMs: ttfts.length ? Math.max(...ttfts) : Number.NaN,
   };
 }
 

@@ -49,10 +49,10 @@ describe("threadsForStep with a core share", () => {
 
 describe("CoreSplit", () => {
   /** A split of `cores` threads on a machine that gives them all (no /proc readings: the share is the maximum). */
-  const split = (cores: number, lane: boolean, generating: boolean) => {
+  const split = (cores: number, lane: boolean, busy: boolean) => {
     const result = new CoreSplit(new CoreShare(cores, () => undefined));
     result.laneActive = () => lane;
-    result.mainGenerating = () => generating;
+    result.mainBusy = () => busy;
     return result;
   };
 

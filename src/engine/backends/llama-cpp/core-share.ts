@@ -85,8 +85,12 @@ export class CoreShare {
 export class CoreSplit {
   /** Whether the lane is evaluating a prompt. */
   laneActive: () => boolean = () => false;
-  /** Whether the main context has sequences generating. */
-  mainGenerating: () => boolean = () => false;
+  /**
+   * Whether the main context serves requests other than the lane's. Requests, not steps: a lane chunk lasts up to
+   * half a second, and one started on every core while a stream was between two steps would share those cores with
+   * it for all that time (two threads on one core each wait out the other's time slice at every barrier).
+   */
+  mainBusy: () => boolean = () => false;
 
   constructor(private readonly share: CoreShare) {}
 
@@ -97,6 +101,6 @@ export class CoreSplit {
 
   laneCores(): number {
     const cores = this.share.threads();
-    return this.mainGenerating() ? Math.max(1, cores - Math.floor(cores / 2)) : cores;
+    return this.mainBusy() ? Math.max(1, cores - Math.floor(cores / 2)) : cores;
   }
 }

@@ -188,7 +188,8 @@ export class LlamaCppModel extends LocalModel {
     this.pool = pool;
     const threadPool = parts.pool;
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
-    if (parts.cores && barrier) parts.cores.mainGenerating = () => barrier.generating > 0;
+    // The lane's own request holds a slot of the main context too.
+    if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker, steps, lane: parts.lane };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }

@@ -24,8 +24,14 @@ export interface AttachedThreadPool {
   interrupt(on: boolean): void;
 }
 
-/** llama.cpp's default polling level: workers spin briefly after a step before sleeping, so back-to-back steps start at once. */
-const POLL = 50;
+/**
+ * Idle workers sleep at once instead of polling (llama.cpp's default level, 50, spins up to ~6.5M rounds after each
+ * graph). A worker left out of a step that runs on fewer threads than its pool kept polling through every step of
+ * its context: with the prefill lane and the main context each stepping on one of 2 cores, the two idle workers took
+ * the cores from the working threads and a stream's token time went from 33 ms to 65–70 ms in one step of three.
+ * Waking a sleeping worker costs microseconds per step.
+ */
+const POLL = 0;
 
 let loaded: ThreadPoolModule | null | undefined;
 
