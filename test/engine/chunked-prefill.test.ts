@@ -10,7 +10,7 @@ import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import type { GenerationEvent, CompletionRequest } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
-import { finishOf, readEvents } from "../helpers/stream-events.js";
+import { finishOf, readEvents, readInBackground } from "../helpers/stream-events.js";
 
 /** One native batch: tokens added per sequence id. */
 type Batch = Map<number, number>;
@@ -63,22 +63,14 @@ const streamRequest: CompletionRequest = {
 describe("chunked prefill", () => {
   it("evaluates a long prompt in chunks that each share a step with a running stream", async () => {
     const stream = new AbortController();
-    let streamTokens = 0;
-    let resolveRunning: () => void = () => {};
-    const running = new Promise<void>((resolve) => { resolveRunning = resolve; });
-    const streaming = readEvents((async function* () {
-      for await (const event of model.complete(streamRequest, { signal: stream.signal })) {
-        if (event.type === "text-delta" && ++streamTokens === 2) resolveRunning();
-        yield event;
-      }
-    })());
-    await running;
+    const streaming = readInBackground(model.complete(streamRequest, { signal: stream.signal }));
+    await streaming.running;
     const firstBatch = batches.length;
-    const tokensBefore = streamTokens;
+    const tokensBefore = streaming.tokens();
     const long = await readEvents(model.complete(longPrompt(80, 1)));
-    const tokensDuring = streamTokens - tokensBefore;
+    const tokensDuring = streaming.tokens() - tokensBefore;
     stream.abort();
-    await streaming;
+    await streaming.done;
 
     const promptTokens = finishOf(long).usage.inputTokens;
     // The stream holds sequence 0 and the long prompt sequence 1; look at the batches that carried the prompt.

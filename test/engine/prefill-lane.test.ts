@@ -10,7 +10,7 @@ import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import type { CompletionRequest } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
-import { readEvents, startOf, textOf } from "../helpers/stream-events.js";
+import { readEvents, readInBackground, startOf, textOf } from "../helpers/stream-events.js";
 
 let llama: Llama;
 let laned: LlamaCppModel;
@@ -56,22 +56,14 @@ describe("the prefill lane", () => {
 
   it("evaluates a long prompt beside a running stream, which goes on generating meanwhile", async () => {
     const stop = new AbortController();
-    let streamTokens = 0;
-    let running: () => void = () => {};
-    const started = new Promise<void>((resolve) => { running = resolve; });
-    const streaming = readEvents((async function* () {
-      for await (const event of laned.complete({ ...counting(8, 3000), prompt: "Counting on: 1, 2, 3, 4, 5, 6, 7, 8," }, { signal: stop.signal })) {
-        if (event.type === "text-delta" && ++streamTokens === 2) running();
-        yield event;
-      }
-    })());
-    await started;
+    const streaming = readInBackground(laned.complete({ ...counting(8, 3000), prompt: "Counting on: 1, 2, 3, 4, 5, 6, 7, 8," }, { signal: stop.signal }));
+    await streaming.running;
     const firstBatch = batches.length;
-    const before = streamTokens;
+    const before = streaming.tokens();
     const long = await readEvents(laned.complete(counting(300, 1)));
-    const during = streamTokens - before;
+    const during = streaming.tokens() - before;
     stop.abort();
-    await streaming;
+    await streaming.done;
     const promptTokens = startOf(long).inputTokens;
     expect(promptTokens).toBeGreaterThan(1024);
     // The stream's own sequence is the one that had tokens before the long request came.

@@ -38,3 +38,23 @@ export function sharedPrefixLength(a: readonly number[], b: readonly number[]): 
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
   return i;
 }
+
+/** A stream read in the background: `running` resolves at its second text delta; `done` holds all its events. */
+export interface BackgroundStream {
+  running: Promise<void>;
+  tokens(): number;
+  done: Promise<GenerationEvent[]>;
+}
+
+export function readInBackground(stream: AsyncIterable<GenerationEvent>): BackgroundStream {
+  let count = 0;
+  let resolveRunning: () => void = () => {};
+  const running = new Promise<void>((resolve) => { resolveRunning = resolve; });
+  const done = readEvents((async function* () {
+    for await (const event of stream) {
+      if (event.type === "text-delta" && ++count === 2) resolveRunning();
+      yield event;
+    }
+  })());
+  return { running, tokens: () => count, done };
+}
