@@ -25,7 +25,8 @@ let onDecode: ((outcome: Promise<unknown>) => void) | undefined;
 
 beforeAll(async () => {
   llama = await openLlama(false);
-  model = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 4096, threads: testThreads(), prefixCache: false });
+  // Without the prefill lane, which takes prompts of 1,024 tokens and more into a context of its own (prefill-lane.test.ts).
+  model = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 4096, threads: testThreads(), prefixCache: false, prefillLane: false });
   const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
   const { initBatch, addToBatch, decodeBatch } = native;
   Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => {
