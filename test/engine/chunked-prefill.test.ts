@@ -9,15 +9,13 @@ import type { Llama } from "node-llama-cpp";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import type { GenerationEvent, CompletionRequest } from "../../src/engine/index.js";
+import { nativeContextOf, recordBatches, type Batch } from "../helpers/native-batches.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { finishOf, readEvents, readInBackground } from "../helpers/stream-events.js";
 
-/** One native batch: tokens added per sequence id. */
-type Batch = Map<number, number>;
-
 let llama: Llama;
 let model: LlamaCppModel;
-const batches: Batch[] = [];
+let batches: Batch[] = [];
 /** Called at the start of every native batch (the abort test stops a request from here). */
 let onBatch: (() => void) | undefined;
 /** Called once a batch's decode is under way (on llama.cpp's worker thread), with its outcome to come. */
@@ -27,24 +25,7 @@ beforeAll(async () => {
   llama = await openLlama(false);
   // Without the prefill lane, which takes prompts of 1,024 tokens and more into a context of its own (prefill-lane.test.ts).
   model = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 4096, threads: testThreads(), prefixCache: false, prefillLane: false });
-  const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
-  const { initBatch, addToBatch, decodeBatch } = native;
-  Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => {
-    batches.push(new Map());
-    onBatch?.();
-    return initBatch?.apply(native, args);
-  } });
-  Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => {
-    const batch = batches.at(-1);
-    const id = Number(args[0]);
-    batch?.set(id, (batch.get(id) ?? 0) + (args[2] as Uint32Array).length);
-    return addToBatch?.apply(native, args);
-  } });
-  Object.defineProperty(native, "decodeBatch", { configurable: true, value: (...args: unknown[]) => {
-    const outcome = decodeBatch?.apply(native, args) as Promise<unknown>;
-    onDecode?.(outcome);
-    return outcome;
-  } });
+  batches = recordBatches(nativeContextOf(model), { onBatch: () => onBatch?.(), onDecode: (outcome) => onDecode?.(outcome) });
 });
 
 afterAll(async () => {

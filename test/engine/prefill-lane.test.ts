@@ -9,6 +9,7 @@ import type { Llama } from "node-llama-cpp";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import type { CompletionRequest } from "../../src/engine/index.js";
+import { nativeContextOf, recordBatches, type Batch } from "../helpers/native-batches.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { readEvents, readInBackground, startOf, textOf } from "../helpers/stream-events.js";
 
@@ -16,25 +17,18 @@ let llama: Llama;
 let laned: LlamaCppModel;
 let plain: LlamaCppModel;
 /** Tokens per sequence id in each of the laned model's main-context native batches. */
-const batches: Array<Map<number, number>> = [];
+let batches: Batch[] = [];
+
+/** The laned model's lane (internal), and its native context once it is open. */
+type Lane = { lane?: { parts: { context: unknown } } | null };
+const laneOf = (model: LlamaCppModel) => (model as unknown as { runtime: { lane: Lane } }).runtime.lane;
 
 beforeAll(async () => {
   llama = await openLlama(false);
   const options = { id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 4096, threads: testThreads() };
   laned = await loadLlamaCppModel(options);
   plain = await loadLlamaCppModel({ ...options, prefillLane: false });
-  const native = (laned as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
-  const { initBatch, addToBatch } = native;
-  Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => {
-    batches.push(new Map());
-    return initBatch?.apply(native, args);
-  } });
-  Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => {
-    const batch = batches.at(-1);
-    const id = Number(args[0]);
-    batch?.set(id, (batch.get(id) ?? 0) + (args[2] as Uint32Array).length);
-    return addToBatch?.apply(native, args);
-  } });
+  batches = recordBatches(nativeContextOf(laned));
 });
 
 afterAll(async () => {
@@ -49,9 +43,10 @@ const counting = (numbers: number, maxTokens: number, from = 1): CompletionReque
 });
 
 describe("the prefill lane", () => {
-  it("is enabled for a CPU model serving several sequences", () => {
+  it("is enabled for a CPU model serving several sequences, its context created only at the first long prompt", () => {
     expect(laned.info.details?.prefillLane).toBe(true);
     expect(plain.info.details?.prefillLane).toBe(false);
+    expect(laneOf(laned).lane).toBeUndefined();
   });
 
   it("evaluates a long prompt beside a running stream, which goes on generating meanwhile", async () => {
@@ -87,8 +82,10 @@ describe("the prefill lane", () => {
   });
 
   it("leaves what it evaluated cached when the client leaves mid-prompt", async () => {
-    const lane = (laned as unknown as { runtime: { lane: { parts: { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } } } } }).runtime.lane;
-    const native = lane.parts.context._ctx;
+    // The lane was opened by the tests before this one.
+    const opened = laneOf(laned).lane;
+    expect(opened).toBeTruthy();
+    const native = nativeContextOf(opened!.parts);
     const { initBatch } = native;
     const abort = new AbortController();
     let laneBatches = 0;

@@ -20,7 +20,7 @@ import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { loadGgufModel } from "./load-llama.js";
 import { PrefillChunker } from "./prefill-chunks.js";
-import { laneSupports, PrefillLane } from "./prefill-lane.js";
+import { laneSupports, PrefillLane, type PrefillLaneParts } from "./prefill-lane.js";
 import { readPrefixCacheKey } from "./prefix-cache-key.js";
 import { PrefixDiskCache } from "./prefix-disk-cache.js";
 import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
@@ -100,14 +100,15 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const cpu = cores ? useCpuThreads(context, model, options.threads, () => cores.mainCores()) : undefined;
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, ctxSize);
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
-    ? await openLane(model, ctxSize, options, cores) : undefined;
+    ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores)) : undefined;
+  if (cores && lane) cores.laneActive = () => lane.active;
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   return new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { pool: cpu?.pool, disk, lane, cores });
 }
 
-/** The prefill lane's context; a lane that cannot be created (memory) costs the lane, not the model. */
-async function openLane(model: LlamaModel, ctxSize: number, options: LlamaCppModelOptions, cores: CoreSplit): Promise<PrefillLane | undefined> {
+/** The prefill lane's context and what runs it; a context that cannot be created (memory) costs the lane, not the model. */
+async function openLaneContext(model: LlamaModel, ctxSize: number, options: LlamaCppModelOptions, cores: CoreSplit): Promise<PrefillLaneParts | undefined> {
   let context: LlamaContext;
   try {
     context = await model.createContext({ contextSize: ctxSize, sequences: 1, threads: options.threads });
@@ -116,9 +117,7 @@ async function openLane(model: LlamaModel, ctxSize: number, options: LlamaCppMod
   }
   const { pool } = useCpuThreads(context, model, options.threads, () => cores.laneCores());
   const steps = pool && StepInterrupter.attach(context, (on) => pool.interrupt(on));
-  const lane = await PrefillLane.open({ context, mainStreams: options.parallel, steps, release: () => pool?.release() });
-  cores.laneActive = () => lane.active;
-  return lane;
+  return { context, mainStreams: options.parallel, steps, release: () => pool?.release() };
 }
 
 /** The disk tier when configured; a folder that cannot be used costs a warning and the tier, not the model. */

@@ -4,9 +4,11 @@
  * every cell of each sequence in it: on Qwen2.5-Coder-0.5B with 2 threads one token costs 19 ms at depth 0 and 73 ms
  * at depth 16k (llama-bench), so any step that advances a 16k prompt holds a running stream for four of its own steps
  * however small the chunk. On separate contexts and one thread each, the stream keeps 1 of 2 cores (its tokens then
- * take about 1.6× as long) and the prompt the other (bench/results/…-prefill-lane.md). The evaluated state then moves
- * into the request's slot of the main context through a state file (state-streams.ts), a small cost beside the
- * prompt's evaluation.
+ * take about 1.6× as long) and the prompt the other (bench/results/2026-11-24-vm-long-prompts-coder-lane-itl16k.md).
+ * The evaluated state then moves into the request's slot of the main context through a state file
+ * (state-streams.ts), a small cost beside the prompt's evaluation. The context is created at the first long prompt,
+ * not at load: it holds a whole sequence's KV cells (830 MB more for Qwen2.5-Coder-1.5B at 32k tokens, and 3 s to
+ * create), which a server that never sees a long prompt should not pay.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -28,23 +30,33 @@ export interface PrefillLaneParts {
   release?: () => void;
 }
 
+/** The lane once opened: its context's parts, its one sequence, and the folder its state files pass through. */
+interface OpenLane {
+  parts: PrefillLaneParts;
+  sequence: LlamaContextSequence;
+  folder: string;
+}
+
 export class PrefillLane {
   private busy = false;
   private transfers = 0;
-  private readonly sequence: LlamaContextSequence;
   private readonly chunker = new PrefillChunker();
+  /** Opened at the first long prompt; null once opening failed (memory), which ends the lane for good. */
+  private lane: OpenLane | null | undefined;
 
-  private constructor(private readonly parts: PrefillLaneParts, private readonly folder: string) {
-    this.sequence = parts.context.getSequence();
-  }
-
-  static async open(parts: PrefillLaneParts): Promise<PrefillLane> {
-    return new PrefillLane(parts, await mkdtemp(join(tmpdir(), "kiln-lane-")));
-  }
+  /** `open` creates the lane's context; undefined when it cannot be had. */
+  constructor(private readonly open: () => Promise<PrefillLaneParts | undefined>) {}
 
   /** Whether a prompt is being evaluated here (the main context's steps then leave it cores). */
   get active(): boolean {
     return this.busy;
+  }
+
+  private async opened(): Promise<OpenLane | null> {
+    if (this.lane !== undefined) return this.lane;
+    const parts = await this.open().catch(() => undefined);
+    this.lane = parts ? { parts, sequence: parts.context.getSequence(), folder: await mkdtemp(join(tmpdir(), "kiln-lane-")) } : null;
+    return this.lane;
   }
 
   /**
@@ -54,20 +66,23 @@ export class PrefillLane {
    * A failure in the lane leaves `target` as it was; one while loading `target` leaves it empty.
    */
   async prefill(target: LlamaContextSequence, prompt: readonly Token[], signal: AbortSignal, onFirstChunk: () => void): Promise<number | undefined> {
-    if (this.busy) return undefined;
+    if (this.busy || this.lane === null) return undefined;
     this.busy = true;
     let interruptible = false;
-    const interrupt = () => { if (interruptible) this.parts.steps?.abandon(this.sequence); };
+    let lane: OpenLane | null = null;
+    const interrupt = () => { if (interruptible && lane) lane.parts.steps?.abandon(lane.sequence); };
     signal.addEventListener("abort", interrupt);
     try {
+      lane = await this.opened();
+      if (!lane) return undefined;
       const held = target.nextTokenIndex;
-      if (!(await this.take(target, held))) return held;
+      if (!(await this.take(lane, target, held))) return held;
       const end = prompt.length - 1;
       try {
         for (let done = held; done < end && !(done > held && signal.aborted);) {
           const size = Math.min(this.chunker.chunkTokens(false, done), end - done);
           const started = performance.now();
-          await this.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size) as Token[]);
+          await lane.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size) as Token[]);
           this.chunker.record(size, performance.now() - started, false);
           if (done === held) {
             interruptible = true;
@@ -80,33 +95,33 @@ export class PrefillLane {
         // A step stopped for the abort keeps what came before it; any other failure leaves the target untouched.
         if (!signal.aborted) return held;
       }
-      if (this.sequence.nextTokenIndex <= held) return held;
-      return await this.give(target);
+      if (lane.sequence.nextTokenIndex <= held) return held;
+      return await this.give(lane, target);
     } finally {
       signal.removeEventListener("abort", interrupt);
-      this.parts.steps?.forget(this.sequence);
+      if (lane) lane.parts.steps?.forget(lane.sequence);
       this.busy = false;
     }
   }
 
   /** Starts the lane's sequence from `target`'s first `held` tokens; false when they cannot be copied. */
-  private async take(target: LlamaContextSequence, held: number): Promise<boolean> {
-    await this.sequence.clearHistory();
+  private async take(lane: OpenLane, target: LlamaContextSequence, held: number): Promise<boolean> {
+    await lane.sequence.clearHistory();
     if (held === 0) return true;
     try {
-      await this.move(target, { streams: this.parts.mainStreams, index: streamOf(target) }, this.sequence, 1);
-      return this.sequence.nextTokenIndex === held;
+      await this.move(lane, target, { streams: lane.parts.mainStreams, index: streamOf(target) }, lane.sequence, 1);
+      return lane.sequence.nextTokenIndex === held;
     } catch {
-      await this.sequence.clearHistory();
+      await lane.sequence.clearHistory();
       return false;
     }
   }
 
   /** Moves the lane's state into `target`; returns the tokens `target` then holds (0 when the load failed). */
-  private async give(target: LlamaContextSequence): Promise<number> {
-    const expected = this.sequence.nextTokenIndex;
+  private async give(lane: OpenLane, target: LlamaContextSequence): Promise<number> {
+    const expected = lane.sequence.nextTokenIndex;
     try {
-      await this.move(this.sequence, { streams: 1, index: 0 }, target, this.parts.mainStreams);
+      await this.move(lane, lane.sequence, { streams: 1, index: 0 }, target, lane.parts.mainStreams);
     } catch {
       // The target kept what it held if the failure came before its load; a failed load leaves it empty.
     }
@@ -117,8 +132,8 @@ export class PrefillLane {
   }
 
   /** Moves `source`'s state into `target`, a sequence of a context with `streams` streams. */
-  private async move(source: LlamaContextSequence, from: StreamPlace, target: LlamaContextSequence, streams: number): Promise<void> {
-    const path = join(this.folder, `${this.transfers++}.state`);
+  private async move(lane: OpenLane, source: LlamaContextSequence, from: StreamPlace, target: LlamaContextSequence, streams: number): Promise<void> {
+    const path = join(lane.folder, `${this.transfers++}.state`);
     try {
       await source.saveStateToFile(path);
       await restreamStateFile(path, from, streams);
@@ -129,9 +144,12 @@ export class PrefillLane {
   }
 
   async dispose(): Promise<void> {
-    await this.parts.context.dispose();
-    this.parts.release?.();
-    await rm(this.folder, { recursive: true, force: true });
+    const lane = this.lane;
+    this.lane = null;
+    if (!lane) return;
+    await lane.parts.context.dispose();
+    lane.parts.release?.();
+    await rm(lane.folder, { recursive: true, force: true });
   }
 }
 
