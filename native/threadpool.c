@@ -13,6 +13,11 @@
  * which is checked once more through llama.cpp before anything is attached. Any mismatch: nothing is touched and
  * the caller keeps node-llama-cpp's default behaviour.
  *
+ * A step that runs on fewer threads than the pool would leave the other workers polling for work through every step
+ * of the context (they wake for each graph and are not needed). So the handle keeps one pool per thread count, made
+ * when first needed, and use() attaches the one a step's thread count calls for (none for one thread) before the
+ * step: ggml pauses the pool it switches away from, whose workers then sleep.
+ *
  * The same handle makes decode steps interruptible: llama.cpp's abort callback (checked by ggml between graph nodes)
  * reads a flag that interrupt() sets, so a step can be stopped mid-way; llama_decode then returns 2 and removes the
  * interrupted micro-batch's cells from the KV cache, leaving everything evaluated before it in place.
@@ -100,9 +105,19 @@ static void *find_llama_context(const unsigned char *addon_context, const void *
   return NULL;
 }
 
+#define MAX_THREADS 512
+
 struct attached {
-  void *pool;
+  void *ctx;
+  attach_fn attach;
+  threadpool_new_fn new_pool;
   threadpool_free_fn free_pool;
+  uint32_t poll;
+  uint32_t max_threads;
+  /* The thread count whose pool is attached (1: none). */
+  uint32_t current;
+  /* pools[n]: the pool of n threads once made (n >= 2). */
+  void *pools[MAX_THREADS + 1];
   /* Read by the compute thread between graph nodes, set from JavaScript. The block is never freed (one per context). */
   atomic_bool interrupt;
 };
@@ -111,10 +126,34 @@ static bool should_abort(void *data) {
   return atomic_load_explicit(&((struct attached *)data)->interrupt, memory_order_relaxed);
 }
 
+/* The pool of `threads` threads, made on first use; NULL when it cannot be made. */
+static void *pool_of(struct attached *handle, uint32_t threads) {
+  if (!handle->pools[threads]) {
+    struct ggml_threadpool_params params;
+    memset(&params, 0, sizeof params);
+    params.n_threads = (int)threads;
+    params.poll = handle->poll;
+    handle->pools[threads] = handle->new_pool(&params);
+  }
+  return handle->pools[threads];
+}
+
+/* Attaches the pool for `threads` (none for one); false, changing nothing, when that pool cannot be made. */
+static bool use_threads(struct attached *handle, uint32_t threads) {
+  if (threads < 1) threads = 1;
+  if (threads > handle->max_threads) threads = handle->max_threads;
+  if (threads == handle->current) return true;
+  void *pool = threads > 1 ? pool_of(handle, threads) : NULL;
+  if (threads > 1 && !pool) return false;
+  handle->attach(handle->ctx, pool, NULL);
+  handle->current = threads;
+  return true;
+}
+
 /*
  * attach(addonContext, addonModel, nCtx, nSeqMax, threads, poll, libllamaPath, libggmlPath)
- * → an opaque handle for release() and interrupt(), or null when the context could not be identified safely. A pool
- * is attached only for threads > 1.
+ * → an opaque handle for use(), release() and interrupt(), or null when the context could not be identified safely.
+ * A pool of `threads` workers is attached at once (none for one thread).
  */
 static napi_value attach(napi_env env, napi_callback_info info) {
   size_t argc = 8;
@@ -154,47 +193,68 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   void *ctx = find_llama_context(addon_context, addon_model, n_ctx, n_seq_max, llama_n_ctx, llama_n_seq_max);
   if (!ctx) return null_value;
 
+  if (threads < 1 || threads > MAX_THREADS) return throw_error(env, "attach: threads out of range");
+  struct attached *handle = calloc(1, sizeof *handle);
+  if (!handle) return null_value;
+  handle->ctx = ctx;
+  handle->attach = llama_attach;
+  handle->new_pool = pool_new;
+  handle->free_pool = pool_free;
+  handle->poll = poll;
+  handle->max_threads = threads;
+  handle->current = 1;
+  atomic_init(&handle->interrupt, false);
   /* One thread needs no pool: the caller's thread computes alone. The abort callback is installed either way. */
-  void *pool = NULL;
-  if (threads > 1) {
-    struct ggml_threadpool_params params;
-    memset(&params, 0, sizeof params);
-    params.n_threads = (int)threads;
-    params.poll = poll;
-    pool = pool_new(&params);
-    if (!pool) return null_value;
-  }
-  struct attached *handle = malloc(sizeof *handle);
-  if (!handle) {
-    if (pool) pool_free(pool);
+  if (!use_threads(handle, threads)) {
+    free(handle);
     return null_value;
   }
-  handle->pool = pool;
-  handle->free_pool = pool_free;
-  atomic_init(&handle->interrupt, false);
-  if (pool) llama_attach(ctx, pool, NULL);
   set_abort(ctx, should_abort, handle);
   napi_value external;
   napi_create_external(env, handle, NULL, NULL, &external);
   return external;
 }
 
+/* The handle attach() returned, from argument 0; NULL (an exception pending) when it is not one. */
+static struct attached *handle_arg(napi_env env, napi_value value, const char *message) {
+  void *data = NULL;
+  if (napi_get_value_external(env, value, &data) != napi_ok || !data) {
+    napi_throw_error(env, NULL, message);
+    return NULL;
+  }
+  return data;
+}
+
 /*
- * release(handle): stops the pool's threads. Call it once the context is disposed (node-llama-cpp's dispose waits for
+ * use(handle, threads) → whether the context's next steps run on a pool of that many threads (clamped to 1 and the
+ * count given to attach). Call it only between the context's decode steps.
+ */
+static napi_value use(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  uint32_t threads = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 2) return throw_error(env, "use: expects the handle attach returned and a thread count");
+  struct attached *handle = handle_arg(env, argv[0], "use: expects the handle attach returned and a thread count");
+  if (!handle) return NULL;
+  if (napi_get_value_uint32(env, argv[1], &threads) != napi_ok) return throw_error(env, "use: expects the handle attach returned and a thread count");
+  napi_value used;
+  napi_get_boolean(env, use_threads(handle, threads), &used);
+  return used;
+}
+
+/*
+ * release(handle): stops the pools' threads. Call it once the context is disposed (node-llama-cpp's dispose waits for
  * the decode in flight and frees the llama_context, which does not own the pool). Idempotent.
  */
 static napi_value release(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  void *data = NULL;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1 ||
-      napi_get_value_external(env, argv[0], &data) != napi_ok || !data) {
-    return throw_error(env, "release: expects the handle attach returned");
-  }
-  struct attached *handle = data;
-  if (handle->pool) {
-    handle->free_pool(handle->pool);
-    handle->pool = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return throw_error(env, "release: expects the handle attach returned");
+  struct attached *handle = handle_arg(env, argv[0], "release: expects the handle attach returned");
+  if (!handle) return NULL;
+  for (uint32_t n = 2; n <= handle->max_threads; n++) {
+    if (handle->pools[n]) handle->free_pool(handle->pools[n]);
+    handle->pools[n] = NULL;
   }
   napi_value done;
   napi_get_boolean(env, true, &done);
@@ -218,10 +278,11 @@ static napi_value interrupt(napi_env env, napi_callback_info info) {
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
     {"attach", NULL, attach, NULL, NULL, NULL, napi_default, NULL},
+    {"use", NULL, use, NULL, NULL, NULL, napi_default, NULL},
     {"release", NULL, release, NULL, NULL, NULL, napi_default, NULL},
     {"interrupt", NULL, interrupt, NULL, NULL, NULL, napi_default, NULL},
   };
-  napi_define_properties(env, exports, 3, properties);
+  napi_define_properties(env, exports, 4, properties);
   return exports;
 }
 

@@ -1,8 +1,10 @@
 /**
  * CPU threading of llama.cpp contexts on the real default model: the persistent thread pool (native/threadpool.c)
- * attaches to a two-thread context and decodes exactly what one thread decodes; the native module refuses a context
- * whose layout it cannot confirm; and the fallback policy runs small steps on one thread and prompts on all.
+ * attaches to a two-thread context and decodes exactly what one thread decodes; steps on fewer threads switch to a
+ * smaller pool and leave the larger one's workers asleep; the native module refuses a context whose layout it cannot
+ * confirm; and the fallback policy runs small steps on one thread and prompts on all.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama, LlamaModel } from "node-llama-cpp";
 import { applyDecodeThreads, threadsForStep } from "../../src/engine/backends/llama-cpp/decode-threads.js";
@@ -47,6 +49,36 @@ describe("persistent thread pool", () => {
     expect(single.threading).toBe("fixed");
     expect(pooled.text.length).toBeGreaterThan(0);
     expect(pooled.text).toBe(single.text);
+  });
+
+  it("leaves its workers asleep while the context steps on one thread, and decodes what one thread decodes", async () => {
+    const greedy = async (threads: number, switching: boolean) => {
+      const before = new Set(threadIds());
+      const context = await vocabulary.createContext({ contextSize: 512, sequences: 1, threads });
+      const attached = switching ? attachThreadPool(context, vocabulary, threads) : undefined;
+      const workers = threadIds().filter((id) => !before.has(id));
+      if (attached) applyDecodeThreads(context, { threads, minTokensForAllThreads: 16, use: attached.use });
+      try {
+        const sequence = context.getSequence();
+        // The prompt runs on both threads (the pool's worker computes), the tokens after it on one.
+        const prompt = vocabulary.tokenize("The three primary colors are red, green and blue. The three secondary colors are", true);
+        await sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1));
+        const workerTime = () => workers.reduce((sum, id) => sum + cpuJiffies(id), 0);
+        const [startedAt, startedWork] = [performance.now(), workerTime()];
+        const tokens: number[] = [];
+        for await (const token of sequence.evaluate(prompt.slice(-1), { temperature: 0 })) if (tokens.push(token) >= 120) break;
+        return { text: vocabulary.detokenize(tokens), workerMs: (workerTime() - startedWork) * 10, wallMs: performance.now() - startedAt };
+      } finally {
+        await context.dispose();
+        attached?.release();
+      }
+    };
+    const switching = await greedy(2, true);
+    const single = await greedy(1, false);
+    expect(switching.text).toBe(single.text);
+    // A worker left polling (llama.cpp's default level) took half the generation's time or more.
+    expect(switching.wallMs).toBeGreaterThan(200);
+    expect(switching.workerMs).toBeLessThan(switching.wallMs * 0.25);
   });
 
   it("refuses a context whose size does not match, and leaves it working", async () => {
@@ -111,3 +143,18 @@ describe("fallback: threads per step", () => {
     }
   });
 });
+
+/** This process's thread ids. */
+function threadIds(): string[] {
+  return readdirSync("/proc/self/task");
+}
+
+/** A thread's user + system CPU time in clock ticks (10 ms). */
+function cpuJiffies(id: string): number {
+  try {
+    const fields = readFileSync(`/proc/self/task/${id}/stat`, "utf8").split(") ")[1].split(" ");
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0; // the thread has ended
+  }
+}

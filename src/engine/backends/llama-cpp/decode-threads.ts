@@ -17,6 +17,8 @@ export interface DecodeThreadsPolicy {
   minTokensForAllThreads: number;
   /** The most threads the machine has room for now; absent: `threads`. */
   cores?: () => number;
+  /** Called with each step's thread count before the step (a persistent pool switches to that many workers). */
+  use?: (threads: number) => void;
 }
 
 /** Where the measurements put the break-even on the CPUs measured so far (see the module comment). */
@@ -54,7 +56,9 @@ export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsP
   });
   // node-llama-cpp sets its own thread allocation just before each decode; this runs after it and has the last word.
   shadow("decodeBatch", () => {
-    setThreads.call(native, threadsForStep(policy, stepTokens));
+    const threads = threadsForStep(policy, stepTokens);
+    policy.use?.(threads);
+    setThreads.call(native, threads);
     return decodeBatch.call(native);
   });
   return true;

@@ -144,7 +144,7 @@ type CpuThreading = "persistent pool" | `one thread below ${number} tokens` | "f
 function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number, cores: () => number): { pool?: AttachedThreadPool; threading: CpuThreading } {
   const pool = attachThreadPool(context, model, threads);
   const minTokensForAllThreads = pool?.pooled ? 0 : DEFAULT_MIN_TOKENS_FOR_ALL_THREADS;
-  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores });
+  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores, use: pool?.pooled ? pool.use : undefined });
   if (pool?.pooled) return { pool, threading: "persistent pool" };
   return { pool, threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
 }

@@ -11,6 +11,7 @@ import type { LlamaContext, LlamaModel } from "node-llama-cpp";
 
 export interface ThreadPoolModule {
   attach(context: object, model: object, nCtx: number, nSeqMax: number, threads: number, poll: number, libllama: string, libggml: string): object | null;
+  use(handle: object, threads: number): boolean;
   release(handle: object): boolean;
   interrupt(handle: object, on: boolean): void;
 }
@@ -18,20 +19,26 @@ export interface ThreadPoolModule {
 export interface AttachedThreadPool {
   /** Whether a pool was attached (only for more than one thread); interrupt() works either way. */
   pooled: boolean;
-  /** Stops the pool's threads; call after the context is disposed (which waits for the decode in flight). */
+  /**
+   * Runs the context's next steps on a pool of this many threads (none for one; at most the count attached). Call
+   * only between steps (decode-threads.ts does, before each).
+   */
+  use(threads: number): void;
+  /** Stops the pools' threads; call after the context is disposed (which waits for the decode in flight). */
   release(): void;
   /** While on, the context's decode step in flight (or its next) stops at its next graph node and fails. */
   interrupt(on: boolean): void;
 }
 
 /**
- * Idle workers sleep at once instead of polling (llama.cpp's default level, 50, spins up to ~6.5M rounds after each
- * graph). A worker left out of a step that runs on fewer threads than its pool kept polling through every step of
- * its context: with the prefill lane and the main context each stepping on one of 2 cores, the two idle workers took
- * the cores from the working threads and a stream's token time went from 33 ms to 65–70 ms in one step of three.
- * Waking a sleeping worker costs microseconds per step.
+ * llama.cpp's default polling level: between steps a worker spins up to ~6.5M rounds before it sleeps, so a stream's
+ * next step finds it running. With workers that slept after every step (level 0), a lone stream's token time p95
+ * went from 26 to 33 ms on 2 cores: each step had to wake its worker, and a client process woken by the previous
+ * token's event got that core first. A pool is not left polling while its context steps on fewer threads (as when
+ * the prefill lane and a stream share 2 cores): each thread count has its own pool, and ggml pauses the one it
+ * switches away from (native/threadpool.c).
  */
-const POLL = 0;
+const POLL = 50;
 
 let loaded: ThreadPoolModule | null | undefined;
 
@@ -88,5 +95,10 @@ export function attachThreadPool(context: LlamaContext, model: LlamaModel, threa
   }
   if (!handle) return undefined;
   const attached = handle;
-  return { pooled: threads > 1, release: () => void native.release(attached), interrupt: (on) => native.interrupt(attached, on) };
+  return {
+    pooled: threads > 1,
+    use: (count) => void native.use(attached, count),
+    release: () => void native.release(attached),
+    interrupt: (on) => native.interrupt(attached, on),
+  };
 }
