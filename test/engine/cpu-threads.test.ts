@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Llama, LlamaModel } from "node-llama-cpp";
+import type { Llama, LlamaModel, Token } from "node-llama-cpp";
 import { applyDecodeThreads, threadsForStep } from "../../src/engine/backends/llama-cpp/decode-threads.js";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
@@ -65,7 +65,7 @@ describe("persistent thread pool", () => {
         await sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1));
         const workerTime = () => workers.reduce((sum, id) => sum + cpuJiffies(id), 0);
         const [startedAt, startedWork] = [performance.now(), workerTime()];
-        const tokens: number[] = [];
+        const tokens: Token[] = [];
         for await (const token of sequence.evaluate(prompt.slice(-1), { temperature: 0 })) if (tokens.push(token) >= 120) break;
         return { text: vocabulary.detokenize(tokens), workerMs: (workerTime() - startedWork) * 10, wallMs: performance.now() - startedAt };
       } finally {
