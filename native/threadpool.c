@@ -138,16 +138,18 @@ static void *pool_of(struct attached *handle, uint32_t threads) {
   return handle->pools[threads];
 }
 
-/* Attaches the pool for `threads` (none for one); false, changing nothing, when that pool cannot be made. */
+/*
+ * Attaches the pool for `threads` (none for one). When that pool cannot be made (no memory or threads) none is
+ * attached, and ggml starts that many threads for each step, as without this module; returns false then.
+ */
 static bool use_threads(struct attached *handle, uint32_t threads) {
   if (threads < 1) threads = 1;
   if (threads > handle->max_threads) threads = handle->max_threads;
   if (threads == handle->current) return true;
   void *pool = threads > 1 ? pool_of(handle, threads) : NULL;
-  if (threads > 1 && !pool) return false;
   handle->attach(handle->ctx, pool, NULL);
   handle->current = threads;
-  return true;
+  return threads == 1 || pool != NULL;
 }
 
 /*

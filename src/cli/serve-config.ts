@@ -48,6 +48,8 @@ const ConfigFile = v.strictObject({
   )),
   /** Tokens a sequence must hold, not yet on disk, before it is saved (default 1024). */
   cacheMinTokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  /** Evaluate long prompts in a second context beside the running streams (default true). */
+  prefillLane: v.optional(v.boolean()),
   logLevel: v.optional(v.picklist(["debug", "info", "warn", "error"])),
   models: v.optional(v.array(v.union([RemoteModel, LocalModel]))),
 });

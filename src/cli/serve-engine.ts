@@ -18,6 +18,7 @@ export interface ServeEngineSettings {
   /** Disk budget of the prefix cache (0: RAM only). */
   cacheDiskBytes: number;
   cacheMinTokens?: number;
+  prefillLane: boolean;
   logLevel: string;
 }
 
@@ -43,6 +44,7 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     remoteModels,
     parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads, backend: settings.backend,
     prefixCache: settings.prefixCache,
+    prefillLane: settings.prefillLane,
     warmUp: true,
     prefixCacheDisk: settings.prefixCache && settings.cacheDiskBytes > 0 ? await diskTier(settings, hooks) : undefined,
     onModelLoad: hooks.onModelLoad,

@@ -45,6 +45,11 @@ export interface BackendSettings {
   ctxSize?: number;
   /** Reuse cached prompt prefixes across requests (default true; false for benchmarks). */
   prefixCache?: boolean;
+  /**
+   * On the CPU, evaluate long prompts in a second context beside the generating sequences (llama.cpp models; default
+   * true; false: in chunks inside their decode steps, without that context's memory).
+   */
+  prefillLane?: boolean;
   /** Prompt tokens the WebGPU backend evaluates together (default 64; 1: token by token, a benchmark baseline). */
   promptBatch?: number;
   /**

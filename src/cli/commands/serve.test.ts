@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { toRemoteSpec } from "../serve-engine.js";
 import { resolveSettings, type ServeFlags } from "./serve.js";
 
-const noFlags: ServeFlags = { auth: true, prefixCache: true, drainTimeout: 30 };
+const noFlags: ServeFlags = { auth: true, prefixCache: true, prefillLane: true, drainTimeout: 30 };
 
 function writeConfig(content: unknown): string {
   const path = join(mkdtempSync(join(tmpdir(), "kiln-serve-")), "kiln.json");
@@ -41,6 +41,13 @@ describe("resolveSettings", () => {
     const config = writeConfig({ cacheDisk: "512M", cacheMinTokens: 256 });
     expect(resolveSettings({ ...noFlags, config }, {})).toMatchObject({ cacheDiskBytes: 512 * 1024 ** 2, cacheMinTokens: 256 });
     expect(resolveSettings({ ...noFlags, config, cacheDisk: 0 }, {})).toMatchObject({ cacheDiskBytes: 0 });
+  });
+
+  it("keeps the prefill lane unless --no-prefill-lane or the file's prefillLane: false turns it off", () => {
+    expect(resolveSettings(noFlags, {})).toMatchObject({ prefillLane: true });
+    expect(resolveSettings({ ...noFlags, prefillLane: false }, {})).toMatchObject({ prefillLane: false });
+    expect(resolveSettings({ ...noFlags, config: writeConfig({ prefillLane: false }) }, {})).toMatchObject({ prefillLane: false });
+    expect(resolveSettings({ ...noFlags, config: writeConfig({ prefillLane: true }), prefillLane: false }, {})).toMatchObject({ prefillLane: false });
   });
 
   it("turns auth off with --no-auth or the file's noAuth, dropping every key", () => {

@@ -32,6 +32,8 @@ export interface ServeFlags extends Omit<ModelFlags, "model"> {
   prefixCache: boolean;
   /** Bytes the prefix cache may keep on disk (0: RAM only). */
   cacheDisk?: number;
+  /** False with --no-prefill-lane. */
+  prefillLane: boolean;
   config?: string;
   /** Seconds in-flight requests may take to finish after SIGINT/SIGTERM. */
   drainTimeout: number;
@@ -56,6 +58,7 @@ interface ServeSettings {
   prefixCache: boolean;
   cacheDiskBytes: number;
   cacheMinTokens?: number;
+  prefillLane: boolean;
   drainTimeout: number;
   models: ModelDeclaration[];
 }
@@ -92,6 +95,7 @@ export function registerServe(program: Command): void {
     .option("--drain-timeout <seconds>", "on SIGINT/SIGTERM, how long in-flight requests may take to finish", parseNumberIn(0, 86_400, false), 30)
     .option("--no-prefix-cache", "evaluate every prompt in full instead of reusing cached prefixes, in RAM or on disk (for comparisons)")
     .option("--cache-disk <size>", "disk space for saved prompt prefixes under $KILN_HOME/cache, least recently used dropped first (0 = RAM only; default 8G)", parseSize)
+    .option("--no-prefill-lane", "evaluate long prompts inside the running streams' decode steps instead of in a second context beside them (saves that context's memory, one more --ctx-size of KV cache, but streams slow down while a long prompt is read)")
     .addHelpText("after", [
       "",
       "Clients:",
@@ -141,6 +145,7 @@ export function resolveSettings(flags: ServeFlags, env = process.env): ServeSett
     prefixCache: flags.prefixCache,
     cacheDiskBytes: flags.cacheDisk ?? file.cacheDisk ?? DEFAULT_CACHE_DISK,
     cacheMinTokens: file.cacheMinTokens,
+    prefillLane: flags.prefillLane && (file.prefillLane ?? true),
     drainTimeout: flags.drainTimeout,
     models: flags.model?.length ? parseModelFlags(flags.model) : file.declarations,
   };
@@ -234,7 +239,8 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
       continue;
     }
     const parallel = typeof details.parallel === "number" ? ` × ${details.parallel} parallel` : "";
-    const cpu = typeof details.cpuThreading === "string" ? `, CPU threads ${details.threads} (${details.cpuThreading})` : "";
+    const lane = details.prefillLane === true ? ", prefill lane" : "";
+    const cpu = typeof details.cpuThreading === "string" ? `, CPU threads ${details.threads} (${details.cpuThreading}${lane})` : "";
     log(`${name}: context ${model.contextSize} tokens${parallel}, file ${formatBytes(details.fileSize)}, context memory ${formatBytes(details.contextMemory)}${cpu}`);
   }
   log(`Anthropic base URL: ${url}     (ANTHROPIC_BASE_URL)`);
