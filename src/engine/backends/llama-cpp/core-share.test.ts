@@ -66,4 +66,43 @@ describe("CoreSplit", () => {
     expect([split(5, true, true).mainCores(), split(5, true, true).laneCores()]).toEqual([2, 3]);
     expect([split(1, true, true).mainCores(), split(1, true, true).laneCores()]).toEqual([1, 1]);
   });
+
+  /** A split of 2 threads whose share has measured another process holding one of the 2 cores. */
+  const contendedSplit = (busy: boolean) => {
+    const [before, after] = over(0, 1);
+    const now = performance.now();
+    const readings = [{ ...before, wallMs: now - 1000 }, { ...after, wallMs: now }];
+    const result = new CoreSplit(new CoreShare(2, () => readings.shift()));
+    result.laneActive = () => true;
+    result.mainBusy = () => busy;
+    return result;
+  };
+
+  it("tells a contended machine from a quiet one", () => {
+    expect(contendedSplit(false).contended()).toBe(true);
+    expect(split(2, true, false).contended()).toBe(false);
+  });
+
+  it("grows a lone lane on a contended machine to every thread while its threads get most of a core each", () => {
+    const lane = contendedSplit(false);
+    // Nothing measured yet: the cores the process gets.
+    expect(lane.laneCores()).toBe(1);
+    // Its one thread got a whole core (one other process on 2 cores): every thread.
+    lane.recordLaneChunk(980, 1000);
+    expect(lane.laneCores()).toBe(2);
+    // Two threads sharing two cores with that process get two thirds of one each: they stay.
+    lane.recordLaneChunk(1330, 1000);
+    expect(lane.laneCores()).toBe(2);
+    // A heavy load leaves each a fifth of a core: back to the share, and one thread at 70% of a core stays there.
+    lane.recordLaneChunk(400, 1000);
+    expect(lane.laneCores()).toBe(1);
+    lane.recordLaneChunk(700, 1000);
+    expect(lane.laneCores()).toBe(1);
+  });
+
+  it("splits the cores it gets while the main context works too, whatever the lane measured alone", () => {
+    const shared = contendedSplit(true);
+    shared.recordLaneChunk(1000, 1000);
+    expect([shared.mainCores(), shared.laneCores()]).toEqual([1, 1]);
+  });
 });

@@ -61,7 +61,7 @@ export class CoreShare {
   private last: CpuTimes | undefined;
   private current: number;
 
-  constructor(private readonly maxThreads: number, private readonly read: () => CpuTimes | undefined = readCpuTimes) {
+  constructor(readonly maxThreads: number, private readonly read: () => CpuTimes | undefined = readCpuTimes) {
     this.current = maxThreads;
     this.last = read();
   }
@@ -78,9 +78,22 @@ export class CoreShare {
 }
 
 /**
+ * A lone lane's threads on a contended machine get each this share of a core at least, or it drops back to the
+ * cores the process gets; it grows to every thread once its threads get nearly a whole core each (see CoreSplit).
+ */
+const LANE_KEEP_SHARE = 0.5;
+const LANE_GROW_SHARE = 0.9;
+
+/**
  * The cores of one model split between its main context and its prefill lane (prefill-lane.ts) while both have
  * work: the lane gets the larger half, since a prompt gains more from a thread than a decode step does; alone,
- * either gets every core the process is getting.
+ * either gets every core the process is getting. A lone lane on a contended machine may take every thread: its chunks
+ * are then whole 512-token batches (prefill-lane.ts), which gain from a thread beyond the process's share while
+ * that thread still gets most of a core (an 8k-token prompt with one of 2 cores kept busy: 68.6 tok/s on two threads,
+ * 63.4 on one; a 2k one: 99 and 98), and lose much when it does not (a 512-token step at a load of 14 on 2 cores:
+ * 16.3 s on two threads, 9.7 s on one; bench/results/2026-11-24-vm-contended-lane.md, …-vm-core-share.md). So the
+ * lane times the CPU its chunks get: it grows to every thread when its threads each get nearly a whole core, and
+ * drops back when they get less than half of one.
  */
 export class CoreSplit {
   /** Whether the lane is evaluating a prompt. */
@@ -91,8 +104,16 @@ export class CoreSplit {
    * it for all that time (two threads on one core each wait out the other's time slice at every barrier).
    */
   mainBusy: () => boolean = () => false;
+  /** The threads of the lane's latest step, and the share of a core each got in its latest lone chunk. */
+  private laneThreads = 0;
+  private laneThreadShare: number | undefined;
 
   constructor(private readonly share: CoreShare) {}
+
+  /** Whether another process keeps some of the cores the threads were configured for. */
+  contended(): boolean {
+    return this.share.threads() < this.share.maxThreads;
+  }
 
   mainCores(): number {
     const cores = this.share.threads();
@@ -101,6 +122,19 @@ export class CoreSplit {
 
   laneCores(): number {
     const cores = this.share.threads();
-    return this.mainBusy() ? Math.max(1, cores - Math.floor(cores / 2)) : cores;
+    this.laneThreads = this.mainBusy() ? Math.max(1, cores - Math.floor(cores / 2)) : this.loneLaneThreads(cores);
+    return this.laneThreads;
+  }
+
+  /** Records the CPU time of a lane chunk (the process's: a lone lane is all it runs) and the chunk's wall time. */
+  recordLaneChunk(cpuMs: number, wallMs: number): void {
+    if (this.mainBusy() || this.laneThreads === 0 || !(wallMs > 0)) return;
+    this.laneThreadShare = cpuMs / wallMs / this.laneThreads;
+  }
+
+  private loneLaneThreads(cores: number): number {
+    const max = this.share.maxThreads;
+    if (cores >= max || this.laneThreadShare === undefined) return cores;
+    return this.laneThreadShare >= (this.laneThreads >= max ? LANE_KEEP_SHARE : LANE_GROW_SHARE) ? max : cores;
   }
 }

@@ -117,7 +117,7 @@ async function openLaneContext(model: LlamaModel, ctxSize: number, options: Llam
   }
   const { pool } = useCpuThreads(context, model, options.threads, () => cores.laneCores());
   const steps = pool && StepInterrupter.attach(context, (on) => pool.interrupt(on));
-  return { context, mainStreams: options.parallel, steps, release: () => pool?.release() };
+  return { context, mainStreams: options.parallel, steps, cores, release: () => pool?.release() };
 }
 
 /** The disk tier when configured; a folder that cannot be used costs a warning and the tier, not the model. */

@@ -26,7 +26,7 @@ const ALONE_CHUNK_MS = 500;
 const FIRST_SHARED_CHUNK = 32;
 /** Alone chunks stay within these bounds (the upper one is node-llama-cpp's default batch size). */
 const MIN_ALONE_CHUNK = 128;
-const MAX_CHUNK = 512;
+export const MAX_CHUNK = 512;
 /** Deep in a prompt an alone chunk holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
 const DEPTH_PER_CHUNK_TOKEN = 32;
 /** A shared chunk's cost as a fraction of the others' step. */

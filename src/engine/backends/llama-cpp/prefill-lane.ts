@@ -14,7 +14,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
-import { PrefillChunker } from "./prefill-chunks.js";
+import type { CoreSplit } from "./core-share.js";
+import { MAX_CHUNK, PrefillChunker } from "./prefill-chunks.js";
 import { restreamStateFile, type StreamPlace } from "./state-streams.js";
 import { sequenceIdOf, type StepInterrupter } from "./step-interrupter.js";
 
@@ -26,6 +27,8 @@ export interface PrefillLaneParts {
   /** The main context's sequence count (its KV stream count). */
   mainStreams: number;
   steps?: StepInterrupter;
+  /** The split of the cores that picks the lane's threads (core-share.ts). */
+  cores?: Pick<CoreSplit, "contended" | "recordLaneChunk">;
   /** Frees what was attached to the context (its thread pool), after it is disposed. */
   release?: () => void;
 }
@@ -80,10 +83,14 @@ export class PrefillLane {
       const end = prompt.length - 1;
       try {
         for (let done = held; done < end && !(done > held && signal.aborted);) {
-          const size = Math.min(this.chunker.chunkTokens(false, done), end - done);
+          const size = Math.min(this.chunkTokens(lane.parts, done), end - done);
           const started = performance.now();
+          const cpu = process.cpuUsage();
           await lane.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size) as Token[]);
-          this.chunker.record(size, performance.now() - started, false);
+          const ms = performance.now() - started;
+          const used = process.cpuUsage(cpu);
+          this.chunker.record(size, ms, false);
+          lane.parts.cores?.recordLaneChunk((used.user + used.system) / 1000, ms);
           if (done === held) {
             interruptible = true;
             onFirstChunk();
@@ -102,6 +109,17 @@ export class PrefillLane {
       if (lane) lane.parts.steps?.forget(lane.sequence);
       this.busy = false;
     }
+  }
+
+  /**
+   * The next chunk's size. Chunks last about half a second so that the split of the cores follows the main context's
+   * requests as they come and go. On a contended machine a chunk is a whole batch instead: smaller ones cost prompt
+   * speed there (an 8k-token prompt with one of 2 cores kept busy, on one thread: 59.5 tok/s in 128–256-token chunks,
+   * 63.4 in 512; bench/results/2026-11-24-vm-contended-lane.md), and a request that arrives meanwhile shares the
+   * cores with the chunk until it ends, seconds later.
+   */
+  private chunkTokens(parts: PrefillLaneParts, depth: number): number {
+    return parts.cores?.contended() ? MAX_CHUNK : this.chunker.chunkTokens(false, depth);
   }
 
   /** Starts the lane's sequence from `target`'s first `held` tokens; false when they cannot be copied. */
