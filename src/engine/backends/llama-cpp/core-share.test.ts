@@ -78,11 +78,6 @@ describe("CoreSplit", () => {
     return result;
   };
 
-  it("tells a contended machine from a quiet one", () => {
-    expect(contendedSplit(false).contended()).toBe(true);
-    expect(split(2, true, false).contended()).toBe(false);
-  });
-
   it("grows a lone lane on a contended machine to every thread while its threads get most of a core each", () => {
     const lane = contendedSplit(false);
     // Nothing measured yet: the cores the process gets.

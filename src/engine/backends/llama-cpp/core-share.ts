@@ -88,9 +88,9 @@ const LANE_GROW_SHARE = 0.9;
  * The cores of one model split between its main context and its prefill lane (prefill-lane.ts) while both have
  * work: the lane gets the larger half, since a prompt gains more from a thread than a decode step does; alone,
  * either gets every core the process is getting. A lone lane on a contended machine may take every thread: its chunks
- * are then whole 512-token batches (prefill-lane.ts), which gain from a thread beyond the process's share while
+ * are whole 512-token batches (prefill-lane.ts), which gain from a thread beyond the process's share while
  * that thread still gets most of a core (an 8k-token prompt with one of 2 cores kept busy: 68.6 tok/s on two threads,
- * 63.4 on one; a 2k one: 99 and 98), and lose much when it does not (a 512-token step at a load of 14 on 2 cores:
+ * 63.4 on one; a 2k one: 99 either way), and lose much when it does not (a 512-token step at a load of 14 on 2 cores:
  * 16.3 s on two threads, 9.7 s on one; bench/results/2026-11-24-vm-contended-lane.md, …-vm-core-share.md). So the
  * lane times the CPU its chunks get: it grows to every thread when its threads each get nearly a whole core, and
  * drops back when they get less than half of one.
@@ -109,11 +109,6 @@ export class CoreSplit {
   private laneThreadShare: number | undefined;
 
   constructor(private readonly share: CoreShare) {}
-
-  /** Whether another process keeps some of the cores the threads were configured for. */
-  contended(): boolean {
-    return this.share.threads() < this.share.maxThreads;
-  }
 
   mainCores(): number {
     const cores = this.share.threads();

@@ -15,9 +15,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import type { CoreSplit } from "./core-share.js";
-import { MAX_CHUNK, PrefillChunker } from "./prefill-chunks.js";
+import { MAX_CHUNK } from "./prefill-chunks.js";
 import { restreamStateFile, type StreamPlace } from "./state-streams.js";
 import { sequenceIdOf, type StepInterrupter } from "./step-interrupter.js";
+
+/**
+ * The lane evaluates whole batches (node-llama-cpp's batch size). Smaller ones cost prompt speed, the more so deep in
+ * a prompt and on a contended machine (an 8k-token prompt: 120 against 110 tok/s quiet, with 128–256-token chunks
+ * sized to half a second; 63.4 against 59.7 with one of 2 cores busy, on one thread), and chunks sized to follow the
+ * split of the cores bought nothing measurable: with 512-token chunks a stream's ITL p95 during another's
+ * 15,892-token prompt was 1.36× its own (1.13–1.8× in earlier runs with half-second chunks), and streams started meanwhile got their
+ * first token within 73 ms (bench/results/2026-11-24-vm-contended-lane.md, …-coder-lane-512-itl16k.md). A client
+ * that leaves mid-chunk stops it at once (step-interrupter.ts).
+ */
+const LANE_CHUNK_TOKENS = MAX_CHUNK;
 
 /** Uncached prompt tokens from which a prompt is evaluated in the lane (below, the two transfers cost more than it saves). */
 export const LANE_MIN_TOKENS = 1024;
@@ -28,7 +39,7 @@ export interface PrefillLaneParts {
   mainStreams: number;
   steps?: StepInterrupter;
   /** The split of the cores that picks the lane's threads (core-share.ts). */
-  cores?: Pick<CoreSplit, "contended" | "recordLaneChunk">;
+  cores?: Pick<CoreSplit, "recordLaneChunk">;
   /** Frees what was attached to the context (its thread pool), after it is disposed. */
   release?: () => void;
 }
@@ -43,7 +54,6 @@ interface OpenLane {
 export class PrefillLane {
   private busy = false;
   private transfers = 0;
-  private readonly chunker = new PrefillChunker();
   /** Opened at the first long prompt; null once opening failed (memory), which ends the lane for good. */
   private lane: OpenLane | null | undefined;
 
@@ -83,13 +93,12 @@ export class PrefillLane {
       const end = prompt.length - 1;
       try {
         for (let done = held; done < end && !(done > held && signal.aborted);) {
-          const size = Math.min(this.chunkTokens(lane.parts, done), end - done);
+          const size = Math.min(LANE_CHUNK_TOKENS, end - done);
           const started = performance.now();
           const cpu = process.cpuUsage();
           await lane.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size) as Token[]);
           const ms = performance.now() - started;
           const used = process.cpuUsage(cpu);
-          this.chunker.record(size, ms, false);
           lane.parts.cores?.recordLaneChunk((used.user + used.system) / 1000, ms);
           if (done === held) {
             interruptible = true;
@@ -109,17 +118,6 @@ export class PrefillLane {
       if (lane) lane.parts.steps?.forget(lane.sequence);
       this.busy = false;
     }
-  }
-
-  /**
-   * The next chunk's size. Chunks last about half a second so that the split of the cores follows the main context's
-   * requests as they come and go. On a contended machine a chunk is a whole batch instead: smaller ones cost prompt
-   * speed there (an 8k-token prompt with one of 2 cores kept busy, on one thread: 59.5 tok/s in 128–256-token chunks,
-   * 63.4 in 512; bench/results/2026-11-24-vm-contended-lane.md), and a request that arrives meanwhile shares the
-   * cores with the chunk until it ends, seconds later.
-   */
-  private chunkTokens(parts: PrefillLaneParts, depth: number): number {
-    return parts.cores?.contended() ? MAX_CHUNK : this.chunker.chunkTokens(false, depth);
   }
 
   /** Starts the lane's sequence from `target`'s first `held` tokens; false when they cannot be copied. */
