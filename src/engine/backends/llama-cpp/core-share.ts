@@ -78,22 +78,22 @@ export class CoreShare {
 }
 
 /**
- * A lone lane's threads on a contended machine get each this share of a core at least, or it drops back to the
- * cores the process gets; it grows to every thread once its threads get nearly a whole core each (see CoreSplit).
+ * A lone lane's threads on a contended machine: it grows to every thread once its threads get this share of a core
+ * each, and drops back to the process's share when they get less than the other (see CoreSplit).
  */
-const LANE_KEEP_SHARE = 0.5;
-const LANE_GROW_SHARE = 0.9;
+const LANE_GROW_SHARE = 0.3;
+const LANE_KEEP_SHARE = 0.2;
 
 /**
  * The cores of one model split between its main context and its prefill lane (prefill-lane.ts) while both have
  * work: the lane gets the larger half, since a prompt gains more from a thread than a decode step does; alone,
  * either gets every core the process is getting. A lone lane on a contended machine may take every thread: its chunks
  * are whole 512-token batches (prefill-lane.ts), which gain from a thread beyond the process's share while
- * that thread still gets most of a core (an 8k-token prompt with one of 2 cores kept busy: 68.6 tok/s on two threads,
- * 63.4 on one; a 2k one: 99 either way), and lose much when it does not (a 512-token step at a load of 14 on 2 cores:
- * 16.3 s on two threads, 9.7 s on one; bench/results/2026-11-24-vm-contended-lane.md, …-vm-core-share.md). So the
- * lane times the CPU its chunks get: it grows to every thread when its threads each get nearly a whole core, and
- * drops back when they get less than half of one.
+ * that thread still gets a fair part of a core (an 8k-token prompt with one of 2 cores kept busy: 68.6 tok/s on two
+ * threads, 63.4 on one; a 1.2k one with four busy loops, where one thread gets 0.38 of a core: 44 and 41), and lose
+ * much on a machine loaded many times over (a 512-token step at a load of 14 on 2 cores: 16.3 s on two threads,
+ * 9.7 s on one; bench/results/2026-11-24-vm-contended-lane.md, …-vm-core-share.md). So the lane times the CPU its
+ * chunks get, and grows or drops by the share of a core each of its threads got.
  */
 export class CoreSplit {
   /** Whether the lane is evaluating a prompt. */
