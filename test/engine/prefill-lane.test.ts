@@ -9,7 +9,7 @@ import type { Llama } from "node-llama-cpp";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import type { CompletionRequest } from "../../src/engine/index.js";
-import { nativeContextOf, recordBatches, type Batch } from "../helpers/native-batches.js";
+import { nativeContextOf, recordBatches, watchBatches, type Batch } from "../helpers/native-batches.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { readEvents, readInBackground, startOf, textOf } from "../helpers/stream-events.js";
 
@@ -85,44 +85,33 @@ describe("the prefill lane", () => {
     // The lane was opened by the tests before this one.
     const opened = laneOf(laned).lane;
     expect(opened).toBeTruthy();
-    const native = nativeContextOf(opened!.parts);
-    const { initBatch } = native;
     const abort = new AbortController();
-    let laneBatches = 0;
     // The client leaves as the lane starts its second chunk (its first is always evaluated).
-    Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => {
-      if (++laneBatches === 2) abort.abort();
-      return initBatch?.apply(native, args);
-    } });
+    const lane = watchBatches(nativeContextOf(opened!.parts), { onBatch: () => lane.batches.length === 2 && abort.abort() });
     try {
       for await (const event of laned.complete(counting(500, 4, 5000), { signal: abort.signal })) void event;
     } catch {
       // An abort may surface as an error from the stream; what matters is what the retry finds.
     } finally {
-      Object.defineProperty(native, "initBatch", { configurable: true, value: initBatch });
+      lane.stop();
     }
-    expect(laneBatches).toBeGreaterThanOrEqual(2);
+    expect(lane.batches.length).toBeGreaterThanOrEqual(2);
     const retry = await readEvents(laned.complete(counting(500, 4, 5000)));
     expect(startOf(retry).cachedInputTokens).toBeGreaterThan(0);
     expect(startOf(retry).cachedInputTokens).toBeLessThan(startOf(retry).inputTokens - 1);
   });
 
   it("evaluates a prompt in whole batches, answering as the main context does", async () => {
-    const native = nativeContextOf(laneOf(laned).lane!.parts);
-    const { initBatch } = native;
-    const sizes: number[] = [];
-    Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => {
-      sizes.push(Number(args[0]));
-      return initBatch?.apply(native, args);
-    } });
+    const lane = watchBatches(nativeContextOf(laneOf(laned).lane!.parts));
     const request = counting(330, 12, 7000);
     try {
       const viaLane = await readEvents(laned.complete(request));
       expect(textOf(viaLane)).toBe(textOf(await readEvents(plain.complete(request))));
       expect(startOf(viaLane).inputTokens).toBeGreaterThan(1024 + 512);
     } finally {
-      Object.defineProperty(native, "initBatch", { configurable: true, value: initBatch });
+      lane.stop();
     }
+    const sizes = lane.batches.map((batch) => [...batch.values()].reduce((sum, tokens) => sum + tokens, 0));
     // All but the last chunk are full 512-token batches.
     expect(sizes.length).toBeGreaterThanOrEqual(3);
     expect(sizes.slice(0, -1).every((size) => size === 512)).toBe(true);

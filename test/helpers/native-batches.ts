@@ -39,3 +39,13 @@ export function recordBatches(native: NativeContext, hooks: BatchHooks = {}): Ba
   } });
   return batches;
 }
+
+/** recordBatches until the returned stop() puts back the methods it wrapped. */
+export function watchBatches(native: NativeContext, hooks: BatchHooks = {}): { batches: Batch[]; stop(): void } {
+  const wrapped = ["initBatch", "addToBatch", "decodeBatch"].map((name) => [name, native[name]] as const);
+  const batches = recordBatches(native, hooks);
+  const stop = () => {
+    for (const [name, value] of wrapped) Object.defineProperty(native, name, { configurable: true, writable: true, value });
+  };
+  return { batches, stop };
+}

@@ -72,9 +72,9 @@ describe("CoreSplit", () => {
     const [before, after] = over(0, 1);
     const now = performance.now();
     const readings = [{ ...before, wallMs: now - 1000 }, { ...after, wallMs: now }];
-    const result = new CoreSplit(new CoreShare(2, () => readings.shift()));
+    const result = Object.assign(new CoreSplit(new CoreShare(2, () => readings.shift())), { busy });
     result.laneActive = () => true;
-    result.mainBusy = () => busy;
+    result.mainBusy = () => result.busy;
     return result;
   };
 
@@ -100,5 +100,14 @@ describe("CoreSplit", () => {
     const shared = contendedSplit(true);
     shared.recordLaneChunk(1000, 1000);
     expect([shared.mainCores(), shared.laneCores()]).toEqual([1, 1]);
+  });
+
+  it("learns nothing from a chunk that began beside the main context's work and ended alone", () => {
+    const lane = contendedSplit(true);
+    expect(lane.laneCores()).toBe(1);
+    lane.busy = false;
+    // The process's CPU in that chunk included the main context's thread.
+    lane.recordLaneChunk(1900, 1000);
+    expect(lane.laneCores()).toBe(1);
   });
 });

@@ -104,8 +104,9 @@ export class CoreSplit {
    * it for all that time (two threads on one core each wait out the other's time slice at every barrier).
    */
   mainBusy: () => boolean = () => false;
-  /** The threads of the lane's latest step, and the share of a core each got in its latest lone chunk. */
+  /** The threads of the lane's latest step, whether it began alone, and the share of a core each got in its latest lone chunk. */
   private laneThreads = 0;
+  private laneAlone = false;
   private laneThreadShare: number | undefined;
 
   constructor(private readonly share: CoreShare) {}
@@ -117,13 +118,17 @@ export class CoreSplit {
 
   laneCores(): number {
     const cores = this.share.threads();
-    this.laneThreads = this.mainBusy() ? Math.max(1, cores - Math.floor(cores / 2)) : this.loneLaneThreads(cores);
+    this.laneAlone = !this.mainBusy();
+    this.laneThreads = this.laneAlone ? this.loneLaneThreads(cores) : Math.max(1, cores - Math.floor(cores / 2));
     return this.laneThreads;
   }
 
-  /** Records the CPU time of a lane chunk (the process's: a lone lane is all it runs) and the chunk's wall time. */
+  /**
+   * Records the CPU time of a lane chunk (the process's: a lone lane is all it runs) and the chunk's wall time; a chunk
+   * the main context's work overlapped at either end says nothing of the lane's threads.
+   */
   recordLaneChunk(cpuMs: number, wallMs: number): void {
-    if (this.mainBusy() || this.laneThreads === 0 || !(wallMs > 0)) return;
+    if (!this.laneAlone || this.mainBusy() || this.laneThreads === 0 || !(wallMs > 0)) return;
     this.laneThreadShare = cpuMs / wallMs / this.laneThreads;
   }
 
