@@ -54,7 +54,8 @@ export interface BackendSettings {
   promptBatch?: number;
   /**
    * Start each model's prompt worker as it loads rather than on the first long prompt, which would otherwise wait
-   * for it (an agent's first turn after a restart; over a second on a small machine). For servers.
+   * for it (an agent's first turn after a restart; over a second on a small machine), and its prefill lane's context
+   * where memory allows (half a second for a 0.5B model at 20k tokens). For servers.
    */
   warmUp?: boolean;
   /** Save long prefixes under this folder too, so they outlive eviction and restarts (llama.cpp models). */

@@ -19,8 +19,8 @@ let plain: LlamaCppModel;
 /** Tokens per sequence id in each of the laned model's main-context native batches. */
 let batches: Batch[] = [];
 
-/** The laned model's lane (internal), and its native context once it is open. */
-type Lane = { lane?: { parts: { context: unknown } } | null };
+/** The laned model's lane (internal), its native context once it is open, and its warm-up under way. */
+type Lane = { lane?: { parts: { context: unknown } } | null; warming?: Promise<void> };
 const laneOf = (model: LlamaCppModel) => (model as unknown as { runtime: { lane: Lane } }).runtime.lane;
 
 beforeAll(async () => {
@@ -47,6 +47,27 @@ describe("the prefill lane", () => {
     expect(laned.info.details?.prefillLane).toBe(true);
     expect(plain.info.details?.prefillLane).toBe(false);
     expect(laneOf(laned).lane).toBeUndefined();
+  });
+
+  it("is opened beside the load for a server when memory allows, and then serves the first long prompt", async () => {
+    const served = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 4096, threads: testThreads(), warmUp: true });
+    try {
+      expect(laneOf(served).warming).toBeInstanceOf(Promise);
+      await laneOf(served).warming;
+      const opened = laneOf(served).lane;
+      expect(opened?.parts.context).toBeDefined();
+      const mainBatches = recordBatches(nativeContextOf(served));
+      const answer = await readEvents(served.complete(counting(300, 4)));
+      expect(startOf(answer).inputTokens).toBeGreaterThan(1024);
+      // The main context evaluated the prompt's last token and the generated ones; the lane did the rest.
+      const promptTokensInMain = mainBatches.reduce((sum, batch) => sum + [...batch.values()].reduce((s, n) => s + n, 0), 0);
+      expect(promptTokensInMain).toBeLessThanOrEqual(4);
+      expect(laneOf(served).lane).toBe(opened);
+      expect(textOf(answer)).not.toBe("");
+    } finally {
+      await served.dispose();
+    }
+    expect(laneOf(served).lane).toBeNull();
   });
 
   it("evaluates a long prompt beside a running stream, which goes on generating meanwhile", async () => {

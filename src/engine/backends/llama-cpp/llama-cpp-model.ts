@@ -3,6 +3,7 @@
  * allocates contextSize × sequences KV cells, so every sequence can hold a full ctxSize), a slot pool with prefix
  * affinity over those sequences, and the request → token plan translation.
  */
+import { freemem } from "node:os";
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
 import type { ModelInfo, PrefixCacheStats } from "../../backend.js";
 import { EngineError } from "../../../errors/engine-error.js";
@@ -45,7 +46,7 @@ export interface LlamaCppModelOptions {
   prefixCache?: boolean;
   /** The prefix cache's disk tier (absent: RAM only; ignored without prefixCache). */
   prefixCacheDisk?: PrefixDiskSettings;
-  /** Start the large-prompt thread at load (servers). */
+  /** Start the large-prompt thread at load, and the prefill lane's context beside it with memory to spare (servers). */
   warmUp?: boolean;
   /**
    * Keep generating sequences in step so each decode step batches all of them (default true; false: measure what
@@ -102,9 +103,22 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores)) : undefined;
   if (cores && lane) cores.laneActive = () => lane.active;
+  if (lane && options.warmUp) lane.warmUp(() => laneFitsAtLoad(model, ctxSize));
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   return new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { pool: cpu?.pool, disk, lane, cores });
+}
+
+/**
+ * A server opens the lane's context beside the load, so that its first long prompt (an agent's first turn) does not
+ * wait for it, when the context takes at most this share of the memory the machine has available; otherwise, at the
+ * first long prompt.
+ */
+const LANE_WARM_MEMORY_SHARE = 0.25;
+
+async function laneFitsAtLoad(model: LlamaModel, ctxSize: number): Promise<boolean> {
+  const { cpuRam } = await model.fileInsights.estimateContextResourceRequirementsV2({ contextSize: ctxSize, sequences: 1, modelGpuLayers: 0 });
+  return cpuRam <= freemem() * LANE_WARM_MEMORY_SHARE;
 }
 
 /** The prefill lane's context and what runs it; a context that cannot be created (memory) costs the lane, not the model. */

@@ -6,9 +6,10 @@
  * however small the chunk. On separate contexts and one thread each, the stream keeps 1 of 2 cores (its tokens then
  * take about 1.6× as long) and the prompt the other (bench/results/2026-11-24-vm-long-prompts-coder-lane-itl16k.md).
  * The evaluated state then moves into the request's slot of the main context through a state file
- * (state-streams.ts), a small cost beside the prompt's evaluation. The context is created at the first long prompt,
- * not at load: it holds a whole sequence's KV cells (830 MB more for Qwen2.5-Coder-1.5B at 32k tokens, and 3 s to
- * create), which a server that never sees a long prompt should not pay.
+ * (state-streams.ts), a small cost beside the prompt's evaluation. The context holds a whole sequence's KV cells (830
+ * MB more for Qwen2.5-Coder-1.5B at 32k tokens, and 3 s to create; 0.5 s for the 0.5B at 20k), so it is created at the
+ * first long prompt, which then waits for it, unless a server warms it at load with memory to spare
+ * (llama-cpp-model.ts).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -54,8 +55,10 @@ interface OpenLane {
 export class PrefillLane {
   private busy = false;
   private transfers = 0;
-  /** Opened at the first long prompt; null once opening failed (memory), which ends the lane for good. */
+  /** Opened at warm-up or the first long prompt; null once opening failed (memory), which ends the lane for good. */
   private lane: OpenLane | null | undefined;
+  private opening?: Promise<OpenLane | null>;
+  private warming?: Promise<void>;
 
   /** `open` creates the lane's context; undefined when it cannot be had. */
   constructor(private readonly open: () => Promise<PrefillLaneParts | undefined>) {}
@@ -65,11 +68,27 @@ export class PrefillLane {
     return this.busy;
   }
 
-  private async opened(): Promise<OpenLane | null> {
-    if (this.lane !== undefined) return this.lane;
+  /** Opens the lane's context in the background, if `roomy` says so, rather than at the first long prompt. */
+  warmUp(roomy: () => Promise<boolean>): void {
+    this.warming ??= roomy().then(async (yes) => { if (yes) await this.opened(); }, () => undefined);
+  }
+
+  /** The lane, opened once; never rejects (a lane that cannot be had is null). */
+  private opened(): Promise<OpenLane | null> {
+    this.opening ??= this.openLane().then((lane) => (this.lane = lane));
+    return this.opening;
+  }
+
+  private async openLane(): Promise<OpenLane | null> {
     const parts = await this.open().catch(() => undefined);
-    this.lane = parts ? { parts, sequence: parts.context.getSequence(), folder: await mkdtemp(join(tmpdir(), "kiln-lane-")) } : null;
-    return this.lane;
+    if (!parts) return null;
+    try {
+      return { parts, sequence: parts.context.getSequence(), folder: await mkdtemp(join(tmpdir(), "kiln-lane-")) };
+    } catch {
+      await parts.context.dispose();
+      parts.release?.();
+      return null;
+    }
   }
 
   /**
@@ -160,8 +179,10 @@ export class PrefillLane {
   }
 
   async dispose(): Promise<void> {
-    const lane = this.lane;
+    await this.warming;
+    const lane = await this.opening;
     this.lane = null;
+    this.opening = Promise.resolve(null);
     if (!lane) return;
     await lane.parts.context.dispose();
     lane.parts.release?.();
