@@ -35,6 +35,35 @@ describe("threadsForShare", () => {
     if (process.platform !== "linux") return expect(times).toBeUndefined();
     expect(times?.cores).toBeGreaterThan(0);
     expect(times?.totalJiffies).toBeGreaterThan(times?.idleJiffies ?? Infinity);
+    expect(times?.runnable).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("CoreShare", () => {
+  /** A share that first reads `before`, then `after` taken `windowMs` later, now. */
+  const shareOver = (windowMs: number, [before, after]: [CpuTimes, CpuTimes], runnable: number) => {
+    const now = performance.now();
+    const readings = [{ ...before, wallMs: now - windowMs }, { ...after, wallMs: now, runnable }];
+    return new CoreShare(2, () => readings.shift());
+  };
+
+  it("after an idle spell, reads the cores off the tasks runnable now, not the spell's average", () => {
+    // Another process kept both cores busy for the last 10 s and has just ended: the machine is quiet now.
+    expect(shareOver(10_000, over(0, 0), 1).threads()).toBe(2);
+    // The machine was quiet for 10 s, but a busy loop runs now.
+    expect(shareOver(10_000, over(2, 0), 2).threads()).toBe(1);
+  });
+
+  it("keeps to the measured share over a recent window, whatever runs at the moment", () => {
+    expect(shareOver(1_000, over(0, 1), 1).threads()).toBe(1);
+    expect(shareOver(1_000, over(2, 0), 3).threads()).toBe(2);
+  });
+
+  it("falls back to the window's share where the runnable count cannot be read", () => {
+    const [before, after] = over(0, 0);
+    const now = performance.now();
+    const readings = [{ ...before, wallMs: now - 10_000 }, { ...after, wallMs: now }];
+    expect(new CoreShare(2, () => readings.shift()).threads()).toBe(1);
   });
 });
 

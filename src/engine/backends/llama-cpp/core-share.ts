@@ -4,7 +4,10 @@
  * two threads is often descheduled and the other spins until it runs again, so every barrier can cost a scheduler
  * time slice: on 2 cores under load a one-token step took 3.5 s on two threads and 41 ms on one
  * (bench/results/2026-11-24-vm-core-share.md). So steps run on no more threads than the cores that are idle or
- * already ours, measured over the last half second from /proc/stat and this process's CPU time.
+ * already ours, measured over the last half second from /proc/stat and this process's CPU time. After an idle spell
+ * the window since the last reading describes the spell, not the present (a server's first long prompt, sent just
+ * after another process's busy spell, evaluated its first 512-token chunk on one of 2 quiet cores): then the share is
+ * read off the tasks runnable at that moment.
  */
 import { readFileSync } from "node:fs";
 
@@ -19,12 +22,16 @@ export interface CpuTimes {
   cores: number;
   /** This process's user + system CPU time, ms. */
   ownMs: number;
+  /** Tasks runnable machine-wide at that moment, the reading one included (procs_running). */
+  runnable?: number;
 }
 
 /** How often the share is measured again. */
 const INTERVAL_MS = 500;
 /** A core counts once this much of it is available (so a share of 1.8 cores still runs two threads). */
 const ROUND_UP = 0.25;
+/** A window longer than this (no step for as long) is an idle spell's. */
+const STALE_MS = 2000;
 
 /** Reads /proc/stat and this process's CPU time; undefined where /proc/stat is missing (not Linux). */
 export function readCpuTimes(): CpuTimes | undefined {
@@ -37,13 +44,21 @@ export function readCpuTimes(): CpuTimes | undefined {
   const fields = stat.slice(0, stat.indexOf("\n")).trim().split(/\s+/).slice(1).map(Number);
   if (fields.length < 5 || fields.some((n) => !Number.isFinite(n))) return undefined;
   const usage = process.cpuUsage();
+  const running = /^procs_running (\d+)$/m.exec(stat);
   return {
     wallMs: performance.now(),
     totalJiffies: fields.reduce((a, b) => a + b, 0),
     idleJiffies: fields[3] + fields[4],
     cores: stat.match(/^cpu\d+ /gm)?.length ?? 1,
     ownMs: (usage.user + usage.system) / 1000,
+    runnable: running ? Number(running[1]) : undefined,
   };
+}
+
+/** The threads a step may use given the tasks runnable at one moment besides the reading one: a core each. */
+export function threadsForRunnable(now: CpuTimes, maxThreads: number): number | undefined {
+  if (now.runnable === undefined) return undefined;
+  return Math.min(maxThreads, Math.max(1, now.cores - (now.runnable - 1)));
 }
 
 /** The threads a step may use given the cores available (idle or this process's own) between two readings. */
@@ -71,7 +86,8 @@ export class CoreShare {
     if (performance.now() - this.last.wallMs < INTERVAL_MS) return this.current;
     const now = this.read();
     if (!now) return this.current;
-    this.current = threadsForShare(this.last, now, this.maxThreads);
+    const spell = now.wallMs - this.last.wallMs > STALE_MS;
+    this.current = (spell ? threadsForRunnable(now, this.maxThreads) : undefined) ?? threadsForShare(this.last, now, this.maxThreads);
     this.last = now;
     return this.current;
   }
