@@ -40,10 +40,10 @@ describe("threadsForShare", () => {
 });
 
 describe("CoreShare", () => {
-  /** A share that first reads `before`, then `after` taken `windowMs` later, now. */
+  /** A share that first reads `before`, then `after` (its shares spread over `windowMs`) that much later, now. */
   const shareOver = (windowMs: number, [before, after]: [CpuTimes, CpuTimes], runnable: number) => {
     const now = performance.now();
-    const readings = [{ ...before, wallMs: now - windowMs }, { ...after, wallMs: now, runnable }];
+    const readings = [{ ...before, wallMs: now - windowMs }, { ...after, wallMs: now, ownMs: (after.ownMs * windowMs) / 1000, runnable }];
     return new CoreShare(2, () => readings.shift());
   };
 
@@ -57,6 +57,13 @@ describe("CoreShare", () => {
   it("keeps to the measured share over a recent window, whatever runs at the moment", () => {
     expect(shareOver(1_000, over(0, 1), 1).threads()).toBe(1);
     expect(shareOver(1_000, over(2, 0), 3).threads()).toBe(2);
+  });
+
+  it("keeps to the measured share over a long window in which this process worked (a step of several seconds)", () => {
+    // Its own two threads had both cores; at the step's end its polling workers still count as runnable.
+    expect(shareOver(10_000, over(0, 2), 3).threads()).toBe(2);
+    // A busy loop held one core all along.
+    expect(shareOver(10_000, over(0, 1), 1).threads()).toBe(1);
   });
 
   it("falls back to the window's share where the runnable count cannot be read", () => {

@@ -5,7 +5,7 @@
  * time slice: on 2 cores under load a one-token step took 3.5 s on two threads and 41 ms on one
  * (bench/results/2026-11-24-vm-core-share.md). So steps run on no more threads than the cores that are idle or
  * already ours, measured over the last half second from /proc/stat and this process's CPU time. After an idle spell
- * the window since the last reading describes the spell, not the present (a server's first long prompt, sent just
+ * of this process the window since the last reading describes the spell, not the present (a server's first long prompt, sent just
  * after another process's busy spell, evaluated its first 512-token chunk on one of 2 quiet cores): then the share is
  * read off the tasks runnable at that moment.
  */
@@ -30,8 +30,13 @@ export interface CpuTimes {
 const INTERVAL_MS = 500;
 /** A core counts once this much of it is available (so a share of 1.8 cores still runs two threads). */
 const ROUND_UP = 0.25;
-/** A window longer than this (no step for as long) is an idle spell's. */
-const STALE_MS = 2000;
+/**
+ * A window longer than this in which this process used less than IDLE_CORES is an idle spell's. A long window in
+ * which it worked (a 512-token batch takes seconds) describes that work's share, and is kept: at its end this
+ * process's own polling workers still count as runnable.
+ */
+const SPELL_MS = 2000;
+const IDLE_CORES = 0.1;
 
 /** Reads /proc/stat and this process's CPU time; undefined where /proc/stat is missing (not Linux). */
 export function readCpuTimes(): CpuTimes | undefined {
@@ -86,7 +91,8 @@ export class CoreShare {
     if (performance.now() - this.last.wallMs < INTERVAL_MS) return this.current;
     const now = this.read();
     if (!now) return this.current;
-    const spell = now.wallMs - this.last.wallMs > STALE_MS;
+    const wall = now.wallMs - this.last.wallMs;
+    const spell = wall > SPELL_MS && now.ownMs - this.last.ownMs < IDLE_CORES * wall;
     this.current = (spell ? threadsForRunnable(now, this.maxThreads) : undefined) ?? threadsForShare(this.last, now, this.maxThreads);
     this.last = now;
     return this.current;
