@@ -252,8 +252,9 @@ describe("an abandoned prefill", () => {
 
   it("is saved to disk when long, so a retry after a restart starts from disk", async () => {
     const dir = join(home, "abandoned-disk");
-    // Aborted at its start, the request evaluates only its first prompt chunk (32 tokens on a fresh model).
-    const small = { prefixCacheDisk: { dir, maxBytes: 1024 ** 3, minTokens: 16, warn: () => {} } };
+    // Aborted at its start, the request evaluates only its first prompt chunk (128 tokens on a fresh model; two
+    // sequences, since one evaluates whole batches and this prompt fits in one).
+    const small = { parallel: 2, prefixCacheDisk: { dir, maxBytes: 1024 ** 3, minTokens: 16, warn: () => {} } };
     const engine = await openEngine(dir, small);
     try {
       const abort = new AbortController();

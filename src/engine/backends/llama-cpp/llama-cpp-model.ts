@@ -195,7 +195,7 @@ export class LlamaCppModel extends LocalModel {
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
-    const chunker = new PrefillChunker();
+    const chunker = new PrefillChunker(options.parallel === 1);
     const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier((ms, withChunk) => chunker.recordStep(ms, withChunk));
     const vocabulary = vocabularyOf(model, options.path, promptThread);
     this.pool = pool;

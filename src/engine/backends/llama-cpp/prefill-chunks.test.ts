@@ -19,6 +19,13 @@ describe("PrefillChunker", () => {
     expect(fast.chunkTokens(false)).toBe(512);
   });
 
+  it("gives a context of one sequence whole batches from the first chunk, however slow its tokens", () => {
+    const sole = new PrefillChunker(true);
+    expect(sole.chunkTokens(false)).toBe(512);
+    sole.record(512, 512 * 20, false);
+    expect(sole.chunkTokens(false, 1024)).toBe(512);
+  });
+
   it("takes bigger alone chunks deep in a prompt, where small batches cost more", () => {
     const chunker = new PrefillChunker();
     chunker.record(128, 128 * 20, false);

@@ -34,7 +34,10 @@ const SHARED_COST = 0.5;
 /** Weight of a new measurement in the running estimates. */
 const SMOOTHING = 0.3;
 
-/** One model's running estimates, shared by its requests (they run on the same context and threads). */
+/**
+ * One model's running estimates, shared by its requests (they run on the same context and threads). A context of one
+ * sequence evaluates whole batches: no other sequence can share its steps, and no request can start before it ends.
+ */
 export class PrefillChunker {
   /**
    * Milliseconds per prompt token at the current prompt's position. Re-measured on every chunk: attention makes a
@@ -49,11 +52,14 @@ export class PrefillChunker {
   /** Prompt tokens evaluated in the shared step under way, for the barrier's timing of that step. */
   private sharedTokens = 0;
 
+  constructor(private readonly soleSequence = false) {}
+
   /**
    * Prompt tokens for the next chunk; `shared`: other sequences are generating and wait for this step; `depth`: the
    * tokens already in the sequence.
    */
   chunkTokens(shared: boolean, depth = 0): number {
+    if (this.soleSequence) return MAX_CHUNK;
     const minAlone = clamp(Math.round(depth / DEPTH_PER_CHUNK_TOKEN), MIN_ALONE_CHUNK, MAX_CHUNK);
     if (this.msPerToken === undefined) return shared ? FIRST_SHARED_CHUNK : minAlone;
     const alone = clamp(Math.round(ALONE_CHUNK_MS / this.msPerToken), minAlone, MAX_CHUNK);
