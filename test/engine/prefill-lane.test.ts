@@ -19,8 +19,8 @@ let plain: LlamaCppModel;
 /** Tokens per sequence id in each of the laned model's main-context native batches. */
 let batches: Batch[] = [];
 
-/** The laned model's lane (internal), its native context once it is open, and its warm-up under way. */
-type Lane = { lane?: { parts: { context: unknown } } | null; warming?: Promise<void> };
+/** The laned model's lane (internal): its opening (whose result holds its native context), and its warm-up under way. */
+type Lane = { opening?: Promise<{ parts: { context: unknown } } | null>; warming?: Promise<void> };
 const laneOf = (model: LlamaCppModel) => (model as unknown as { runtime: { lane: Lane } }).runtime.lane;
 
 beforeAll(async () => {
@@ -46,7 +46,7 @@ describe("the prefill lane", () => {
   it("is enabled for a CPU model serving several sequences, its context created only at the first long prompt", () => {
     expect(laned.info.details?.prefillLane).toBe(true);
     expect(plain.info.details?.prefillLane).toBe(false);
-    expect(laneOf(laned).lane).toBeUndefined();
+    expect(laneOf(laned).opening).toBeUndefined();
   });
 
   it("is opened beside the load for a server when memory allows, and then serves the first long prompt", async () => {
@@ -54,20 +54,18 @@ describe("the prefill lane", () => {
     try {
       expect(laneOf(served).warming).toBeInstanceOf(Promise);
       await laneOf(served).warming;
-      const opened = laneOf(served).lane;
-      expect(opened?.parts.context).toBeDefined();
+      expect((await laneOf(served).opening)?.parts.context).toBeDefined();
       const mainBatches = recordBatches(nativeContextOf(served));
       const answer = await readEvents(served.complete(counting(300, 4)));
       expect(startOf(answer).inputTokens).toBeGreaterThan(1024);
       // The main context evaluated the prompt's last token and the generated ones; the lane did the rest.
       const promptTokensInMain = mainBatches.reduce((sum, batch) => sum + [...batch.values()].reduce((s, n) => s + n, 0), 0);
       expect(promptTokensInMain).toBeLessThanOrEqual(4);
-      expect(laneOf(served).lane).toBe(opened);
       expect(textOf(answer)).not.toBe("");
     } finally {
       await served.dispose();
     }
-    expect(laneOf(served).lane).toBeNull();
+    expect(await laneOf(served).opening).toBeNull();
   });
 
   it("evaluates a long prompt beside a running stream, which goes on generating meanwhile", async () => {
@@ -104,7 +102,7 @@ describe("the prefill lane", () => {
 
   it("leaves what it evaluated cached when the client leaves mid-prompt", async () => {
     // The lane was opened by the tests before this one.
-    const opened = laneOf(laned).lane;
+    const opened = await laneOf(laned).opening;
     expect(opened).toBeTruthy();
     const abort = new AbortController();
     // The client leaves as the lane starts its second chunk (its first is always evaluated).
@@ -123,7 +121,7 @@ describe("the prefill lane", () => {
   });
 
   it("evaluates a prompt in whole batches, answering as the main context does", async () => {
-    const lane = watchBatches(nativeContextOf(laneOf(laned).lane!.parts));
+    const lane = watchBatches(nativeContextOf((await laneOf(laned).opening)!.parts));
     const request = counting(330, 12, 7000);
     try {
       const viaLane = await readEvents(laned.complete(request));

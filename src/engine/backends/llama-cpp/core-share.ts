@@ -61,7 +61,7 @@ export function readCpuTimes(): CpuTimes | undefined {
 }
 
 /** The threads a step may use given the tasks runnable at one moment besides the reading one: a core each. */
-export function threadsForRunnable(now: CpuTimes, maxThreads: number): number | undefined {
+function threadsForRunnable(now: CpuTimes, maxThreads: number): number | undefined {
   if (now.runnable === undefined) return undefined;
   return Math.min(maxThreads, Math.max(1, now.cores - (now.runnable - 1)));
 }

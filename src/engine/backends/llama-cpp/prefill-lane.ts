@@ -56,7 +56,6 @@ export class PrefillLane {
   private busy = false;
   private transfers = 0;
   /** Opened at warm-up or the first long prompt; null once opening failed (memory), which ends the lane for good. */
-  private lane: OpenLane | null | undefined;
   private opening?: Promise<OpenLane | null>;
   private warming?: Promise<void>;
 
@@ -75,7 +74,7 @@ export class PrefillLane {
 
   /** The lane, opened once; never rejects (a lane that cannot be had is null). */
   private opened(): Promise<OpenLane | null> {
-    this.opening ??= this.openLane().then((lane) => (this.lane = lane));
+    this.opening ??= this.openLane();
     return this.opening;
   }
 
@@ -98,7 +97,7 @@ export class PrefillLane {
    * A failure in the lane leaves `target` as it was; one while loading `target` leaves it empty.
    */
   async prefill(target: LlamaContextSequence, prompt: readonly Token[], signal: AbortSignal, onFirstChunk: () => void): Promise<number | undefined> {
-    if (this.busy || this.lane === null) return undefined;
+    if (this.busy) return undefined;
     this.busy = true;
     let interruptible = false;
     let lane: OpenLane | null = null;
@@ -181,7 +180,6 @@ export class PrefillLane {
   async dispose(): Promise<void> {
     await this.warming;
     const lane = await this.opening;
-    this.lane = null;
     this.opening = Promise.resolve(null);
     if (!lane) return;
     await lane.parts.context.dispose();
