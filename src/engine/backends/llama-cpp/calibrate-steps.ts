@@ -1,0 +1,35 @@
+/**
+ * Measures a model's step cost at load (see step-cost.ts): on an empty sequence, one step of many prompt tokens and
+ * steps of one token, after a first evaluation that pays for what a first step pays once (GPU pipelines, pages of
+ * the weights). The line through the two sizes gives the fixed part and the per-token part.
+ */
+import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import { partsFromCalibration, type StepDevice } from "./step-planner.js";
+import type { StepCostParts } from "./step-cost.js";
+
+/** Prompt tokens in the large step: enough to show the per-token part, cheap enough on a small CPU. */
+const CALIBRATION_TOKENS: Record<StepDevice, number> = { cpu: 64, gpu: 256 };
+const SINGLE_STEPS = 3;
+
+export async function calibrateStepCost(model: LlamaModel, sequence: LlamaContextSequence, device: StepDevice): Promise<StepCostParts> {
+  const count = CALIBRATION_TOKENS[device];
+  const words = model.tokenize("The quick brown fox jumps over the lazy dog while the server measures its steps. ");
+  const tokens = Array.from({ length: count + SINGLE_STEPS }, (_, i) => words[i % words.length]!) as Token[];
+  try {
+    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, count));
+    await sequence.clearHistory();
+    let started = performance.now();
+    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, count));
+    const manyMs = performance.now() - started;
+    const ones: number[] = [];
+    for (let i = 0; i < SINGLE_STEPS; i++) {
+      started = performance.now();
+      await sequence.evaluateWithoutGeneratingNewTokens([tokens[count + i]!]);
+      ones.push(performance.now() - started);
+    }
+    const oneMs = ones.sort((a, b) => a - b)[Math.floor(SINGLE_STEPS / 2)]!;
+    return partsFromCalibration({ tokens: count, manyMs, oneMs }, device);
+  } finally {
+    await sequence.clearHistory();
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The step planner: one per loaded model, it decides how many prompt tokens of which requests join each decode step
+ * beside the generating sequences (chunked prefill, the shape of vLLM's scheduler and llama-server's update_slots).
+ *
+ * Every step carries each generating sequence's next token; prompt tokens fill a per-step budget, oldest request
+ * first (a request that arrived earlier gets its first token earlier, and a short prompt behind a long one waits at
+ * most the long one's share of a step). The budget comes from the measured cost of a step (step-cost.ts):
+ * - while others generate, prompt tokens may stretch their step by SHARED_STRETCH of its cost or by STALL_FLOOR_MS,
+ *   whichever is more: on a CPU a token costs a lot and the stretch keeps their tokens flowing (a chunk costing a
+ *   whole step gave 2.5× their time per token at the median and 4× at p95 under load:
+ *   bench/results/2026-11-24-vm-long-prompts.md); on a GPU a step costs about the same for 1 or 500 tokens, and the
+ *   floor lets whole prompts in at once;
+ * - alone, a step lasts about ALONE_STEP_MS and holds at least MIN_ALONE_TOKENS, more deep in a prompt: smaller
+ *   batches cost prompt speed, and more so as the context grows (llama-bench on Qwen2.5-Coder-0.5B, 2 threads:
+ *   64-token batches 9% slower than 512 at depth 0, 32-token ones 2× slower at depth 4k, where 128 are as fast as 512;
+ *   at depth 16k, 128 are 10% slower than 512).
+ * No step holds more tokens than the context's batch, and a context of one sequence evaluates whole batches: no
+ * other sequence can share its steps.
+ *
+ * The decode barrier (decode-barrier.ts) tells the planner when a step starts and how long it took; the planner
+ * fits its cost model from those steps, so its decisions follow the hardware and its load, not the order in which
+ * loads arrived.
+ */
+import { StepCostModel, type StepCostParts } from "./step-cost.js";
+
+/**
+ * Prompts (uncached parts) of at most this many tokens are evaluated whole, outside the budget: chunking them would
+ * hold a new request's first token for several steps to spare the running streams one slightly longer step.
+ */
+export const WHOLE_PROMPT_TOKENS = 64;
+/** node-llama-cpp's batch: the most tokens one step evaluates. */
+export const MAX_STEP_TOKENS = 512;
+/** How much longer than their own step the generating sequences' step may grow with prompt tokens in it. */
+const SHARED_STRETCH = 0.5;
+/** ...or by this many milliseconds, whichever is more. */
+const STALL_FLOOR_MS = 100;
+/** Target duration of a step of prompt tokens alone. */
+const ALONE_STEP_MS = 500;
+const MIN_ALONE_TOKENS = 128;
+/** Deep in a prompt an alone step holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
+const DEPTH_PER_ALONE_TOKEN = 32;
+
+/** Where a model's layers run, for the cost model's starting guess before anything is measured. */
+export type StepDevice = "cpu" | "gpu";
+
+/** Guesses replaced by the first measurement; a GPU step is mostly its fixed part, a CPU step mostly its tokens. */
+const DEVICE_PRIOR: Record<StepDevice, StepCostParts> = {
+  cpu: { fixed: 2, perToken: 1, perTokenPerKDepth: 0.08 },
+  gpu: { fixed: 5, perToken: 0.02, perTokenPerKDepth: 0.002 },
+};
+
+/** One request evaluating its prompt in chunks. */
+export interface PrefillTicket {
+  /** Prompt tokens still to evaluate. */
+  remaining: number;
+  /** Tokens already in the sequence. */
+  depth: number;
+  /** Tokens granted in the step under way and not yet taken. */
+  grant: number;
+}
+
+export interface StepPlannerOptions {
+  device: StepDevice;
+  /** The context holds one sequence. */
+  soleSequence?: boolean;
+  /** How many sequences are generating now (and so wait for each step). */
+  generating: () => number;
+}
+
+export class StepPlanner {
+  readonly cost: StepCostModel;
+  private readonly queue: PrefillTicket[] = [];
+  /** Whether the step under way has had its budget handed out. */
+  private granted = false;
+  private left = 0;
+  private readonly step = { decoding: 0, promptTokens: 0, kiloDepthTokens: 0 };
+
+  constructor(private readonly options: StepPlannerOptions) {
+    this.cost = new StepCostModel(DEVICE_PRIOR[options.device]);
+  }
+
+  /** A request starts evaluating `tokens` prompt tokens on top of `depth` cached ones. */
+  enqueue(tokens: number, depth: number): PrefillTicket {
+    const ticket = { remaining: tokens, depth, grant: 0 };
+    this.queue.push(ticket);
+    // A request arriving after the step's budget was handed out gets what is left of it.
+    if (this.granted) this.give(ticket);
+    return ticket;
+  }
+
+  /** The prompt tokens `ticket` evaluates in the step under way; 0: none, it waits for the next step. */
+  take(ticket: PrefillTicket): number {
+    if (!this.granted) this.grantStep();
+    const tokens = ticket.grant;
+    ticket.grant = 0;
+    ticket.remaining -= tokens;
+    this.step.promptTokens += tokens;
+    this.step.kiloDepthTokens += (tokens * (ticket.depth + tokens / 2)) / 1000;
+    ticket.depth += tokens;
+    return tokens;
+  }
+
+  /** The request has evaluated its prompt, or stopped. */
+  finish(ticket: PrefillTicket): void {
+    const index = this.queue.indexOf(ticket);
+    if (index >= 0) this.queue.splice(index, 1);
+  }
+
+  /**
+   * The decode barrier released a step: the one before took `ms` (undefined when members joined or left during
+   * it, so its contents are not known).
+   */
+  stepStarted(ms: number | undefined): void {
+    const tokens = this.step.decoding + this.step.promptTokens;
+    if (ms !== undefined && tokens > 0) this.cost.observe({ tokens, kiloDepthTokens: this.step.kiloDepthTokens }, ms);
+    this.step.decoding = this.options.generating();
+    this.step.promptTokens = 0;
+    this.step.kiloDepthTokens = 0;
+    this.granted = false;
+  }
+
+  /** The step's prompt-token budget, handed out oldest request first. */
+  private grantStep(): void {
+    this.granted = true;
+    this.left = this.budget(this.options.generating(), this.queue[0]?.depth ?? 0);
+    for (const ticket of this.queue) this.give(ticket);
+  }
+
+  private give(ticket: PrefillTicket): void {
+    ticket.grant = Math.min(ticket.remaining, this.left);
+    this.left -= ticket.grant;
+  }
+
+  /** Prompt tokens for one step beside `decoding` generating sequences, the first prompt `depth` tokens deep. */
+  budget(decoding: number, depth: number): number {
+    if (this.options.soleSequence) return MAX_STEP_TOKENS;
+    const marginal = this.cost.marginalMs(depth);
+    if (decoding === 0) {
+      const minAlone = clamp(Math.round(depth / DEPTH_PER_ALONE_TOKEN), MIN_ALONE_TOKENS, MAX_STEP_TOKENS);
+      return clamp(Math.floor((ALONE_STEP_MS - this.cost.parts.fixed) / marginal), minAlone, MAX_STEP_TOKENS);
+    }
+    const decodeMs = this.cost.ms({ tokens: decoding });
+    const stretch = Math.max(SHARED_STRETCH * decodeMs, STALL_FLOOR_MS);
+    return clamp(Math.floor(stretch / marginal), 1, MAX_STEP_TOKENS - decoding);
+  }
+
+  /** Replaces the starting guess with a measurement (see calibrateStepCost). */
+  calibrated(parts: StepCostParts): void {
+    this.cost.reset(parts);
+  }
+}
+
+/** Two timed evaluations on an empty sequence: a step of `tokens` prompt tokens and a step of one. */
+export interface CalibrationTimings {
+  tokens: number;
+  manyMs: number;
+  oneMs: number;
+}
+
+/** The cost model's parts from a calibration: the line through its two steps, attention scaled from the prior. */
+export function partsFromCalibration(timings: CalibrationTimings, device: StepDevice): StepCostParts {
+  const prior = DEVICE_PRIOR[device];
+  const perToken = Math.max((timings.manyMs - timings.oneMs) / (timings.tokens - 1), timings.manyMs / timings.tokens / 50);
+  const fixed = Math.max(timings.oneMs - perToken, 0.01);
+  return { fixed, perToken, perTokenPerKDepth: perToken * (prior.perTokenPerKDepth / prior.perToken) };
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}
