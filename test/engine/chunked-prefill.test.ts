@@ -58,8 +58,9 @@ describe("chunked prefill", () => {
     // The stream holds sequence 0 and the long prompt sequence 1; look at the batches that carried the prompt.
     const prefill = batches.slice(firstBatch).filter((batch) => batch.has(1));
     expect(prefill.reduce((sum, batch) => sum + (batch.get(1) ?? 0), 0)).toBe(promptTokens);
-    // Queued whole, the prompt would fit one batch; a chunk costs about half what the stream's own step costs.
-    expect(prefill.length).toBeGreaterThanOrEqual(8);
+    // Queued whole, the prompt would fit one batch; beside a stream a step holds at most 100 ms of prompt tokens
+    // (or half the stream's own step), which on a CPU is less than the whole prompt.
+    expect(prefill.length).toBeGreaterThanOrEqual(2);
     // Every chunk shared its step with the stream, which therefore got a token per chunk.
     expect(prefill.filter((batch) => !batch.has(0))).toEqual([]);
     expect(tokensDuring).toBeGreaterThanOrEqual(prefill.length - 1);
@@ -94,7 +95,8 @@ describe("chunked prefill", () => {
     onDecode = undefined;
     expect(finishOf(events).reason).toBe("aborted");
     expect(await Promise.all(outcomes)).toEqual(["completed", "stopped"]);
-    expect(batches.slice(firstBatch).map((batch) => [...batch.values()][0])).toEqual([128, 128]);
+    // Both steps were prompt tokens alone, each at least the planner's smallest alone step.
+    expect(batches.slice(firstBatch).map((batch) => [...batch.values()][0]! >= 128)).toEqual([true, true]);
     // Same greedy answer as before: the interrupted step left the context sound.
     const after = await readEvents(model.complete(probe));
     expect(textOf(after)).toBe(textOf(before));

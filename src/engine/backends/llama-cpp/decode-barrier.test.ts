@@ -83,18 +83,18 @@ describe("DecodeBarrier", () => {
     expect([barrier.size, barrier.generating]).toEqual([2, 2]);
   });
 
-  it("times each step that kept its members, saying whether a prompt chunk was part of it", async () => {
+  it("reports every step it releases, with the time of the step before when that step kept its members", async () => {
     let clock = 0;
-    const steps: Array<[number, boolean]> = [];
-    const barrier = new DecodeBarrier((ms, withChunk) => steps.push([ms, withChunk]), () => clock);
+    const steps: Array<number | undefined> = [];
+    const barrier = new DecodeBarrier((ms) => steps.push(ms), () => clock);
     barrier.join();
     await barrier.arrive(); // the step under way when it joined is not timed
     clock = 20;
     await barrier.arrive();
     clock = 45;
     await barrier.arrive();
-    expect(steps).toEqual([[20, false], [25, false]]);
-    // A prompt chunk joins: the step it joined in is not timed; the next ones are, as steps with a chunk.
+    expect(steps).toEqual([undefined, 20, 25]);
+    // A member joins: the step it joined in is not timed; the next ones are.
     barrier.join(true);
     clock = 100;
     const chunk = barrier.arrive();
@@ -103,12 +103,12 @@ describe("DecodeBarrier", () => {
     clock = 230;
     const next = barrier.arrive();
     await Promise.all([next, barrier.arrive()]);
-    expect(steps.slice(2)).toEqual([[70, true]]);
+    expect(steps.slice(3)).toEqual([undefined, 70]);
     barrier.leave(true);
     clock = 250;
-    await barrier.arrive(); // the step the chunk left in
+    await barrier.arrive(); // the step the member left in
     clock = 270;
     await barrier.arrive();
-    expect(steps.slice(3)).toEqual([[20, false]]);
+    expect(steps.slice(5)).toEqual([undefined, 20]);
   });
 });

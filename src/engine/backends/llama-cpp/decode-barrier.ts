@@ -4,11 +4,12 @@
  * decoded alone in the next one; the sequences then stay out of phase and rarely share a batch. Each member waits
  * here after receiving its token until every other member has received its own; all are then released in the same
  * event-loop turn, ask for their next token together, and land in one batch. A sequence evaluating its prompt in
- * chunks is a member too, so each chunk shares a step with the others' tokens (see prefill-chunks.ts).
+ * chunks is a member too, so each chunk shares a step with the others' tokens (see step-planner.ts).
  *
- * It also times the steps, release to release: what a generating member sees as its time per token. A step in which
- * no member joined, left or finished its prompt is reported to `onStep`, saying whether a prompt chunk shared it
- * (the prefill chunker sizes chunks from both kinds: see prefill-chunks.ts).
+ * It also times the steps, release to release: what a generating member sees as its time per token. Each release
+ * starts a step and is reported to `onStep` with the time the step before took, or undefined when a member joined,
+ * left or finished its prompt during it (its contents are then not known); the step planner fits its cost model
+ * from those times.
  */
 
 const alreadyReleased: Promise<void> = Promise.resolve();
@@ -22,11 +23,9 @@ export class DecodeBarrier {
   private stepStarted: number | undefined;
   /** Whether the step under way has kept the members it started with. */
   private stepUnchanged = false;
-  /** Whether a prompt chunk is part of the step under way. */
-  private stepHasChunk = false;
 
   constructor(
-    private readonly onStep?: (ms: number, withChunk: boolean) => void,
+    private readonly onStep?: (previousMs: number | undefined) => void,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -84,9 +83,8 @@ export class DecodeBarrier {
 
   private stepEnded(): void {
     const now = this.now();
-    if (this.stepUnchanged && this.stepStarted !== undefined) this.onStep?.(now - this.stepStarted, this.stepHasChunk);
+    this.onStep?.(this.stepUnchanged && this.stepStarted !== undefined ? now - this.stepStarted : undefined);
     this.stepStarted = now;
     this.stepUnchanged = this.members > 0;
-    this.stepHasChunk = this.prefilling > 0;
   }
 }

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import type { CoreSplit } from "./core-share.js";
-import { MAX_CHUNK } from "./prefill-chunks.js";
+import { MAX_STEP_TOKENS } from "./step-planner.js";
 import { restreamStateFile, type StreamPlace } from "./state-streams.js";
 import { sequenceIdOf, type StepInterrupter } from "./step-interrupter.js";
 
@@ -29,7 +29,7 @@ import { sequenceIdOf, type StepInterrupter } from "./step-interrupter.js";
  * first token within 73 ms (bench/results/2026-11-24-vm-contended-lane.md, …-coder-lane-512-itl16k.md). A client
  * that leaves mid-chunk stops it at once (step-interrupter.ts).
  */
-const LANE_CHUNK_TOKENS = MAX_CHUNK;
+const LANE_CHUNK_TOKENS = MAX_STEP_TOKENS;
 
 /** Uncached prompt tokens from which a prompt is evaluated in the lane (below, the two transfers cost more than it saves). */
 export const LANE_MIN_TOKENS = 1024;

@@ -17,7 +17,7 @@ import type { Vocabulary } from "../../text/vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
 import type { DecodeBarrier } from "./decode-barrier.js";
 import { EventBuffer } from "./event-buffer.js";
-import { WHOLE_PROMPT_TOKENS, type PrefillChunker } from "./prefill-chunks.js";
+import { WHOLE_PROMPT_TOKENS, type StepPlanner } from "./step-planner.js";
 import { toEvaluateOptions } from "./sampling.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
 import type { StepInterrupter } from "./step-interrupter.js";
@@ -32,8 +32,8 @@ export interface GenerationRuntime {
   ids: IdFactory;
   /** Keeps the context's generating sequences in step; absent: each asks for its tokens on its own. */
   barrier?: DecodeBarrier;
-  /** Sizes prompt chunks; absent: the prompt is queued whole. */
-  chunker?: PrefillChunker;
+  /** Decides how many prompt tokens join each step; absent: the prompt is queued whole. */
+  planner?: StepPlanner;
   /** Stops the decode step in flight of an abandoned request; absent: steps always run to their end. */
   steps?: StepInterrupter;
   /** Evaluates long prompts beside the generating sequences; absent: in chunks inside their steps. */
@@ -102,7 +102,7 @@ async function decodeTokens(
     evaluated = laned ?? evaluated;
     const prompt = plan.prompt.slice(evaluated) as Token[];
     // After the lane a client already gone gets no further chunk: its first chunk was the lane's.
-    const chunked = runtime.chunker && !(laned !== undefined && stopped()) ? await evaluateChunks(runtime.chunker, lease, prompt, pacer, stopped, firstChunkDone) : 0;
+    const chunked = runtime.planner && !(laned !== undefined && stopped()) ? await evaluateChunks(runtime.planner, lease, prompt, pacer, stopped, firstChunkDone) : 0;
     firstChunkDone();
     const metadata = { confidence: top !== undefined, probabilities: (top ?? 0) > 0 };
     const steps = stopped() ? undefined : lease.sequence.evaluateWithMetadata(prompt.slice(chunked), metadata, options);
@@ -131,12 +131,13 @@ async function decodeTokens(
 }
 
 /**
- * Evaluates all but the last chunk of `prompt` (nothing for a short prompt), one chunk per decode step, and returns
- * how many tokens it evaluated (fewer when `stopped` turns true: the work stops after the chunk in progress, or after
- * the first, and what was evaluated stays in the sequence).
+ * Evaluates all but the last chunk of `prompt` (nothing for a short prompt), each chunk the tokens the planner grants
+ * this request in one decode step (none in a step whose budget went to older requests), and returns how many tokens
+ * it evaluated (fewer when `stopped` turns true: the work stops after the chunk in progress, or after the first, and
+ * what was evaluated stays in the sequence). The last chunk is evaluated with the first generated token.
  */
 async function evaluateChunks(
-  chunker: PrefillChunker,
+  planner: StepPlanner,
   lease: SlotLease,
   prompt: Token[],
   pacer: StepPacer,
@@ -145,20 +146,24 @@ async function evaluateChunks(
 ): Promise<number> {
   let done = 0;
   if (prompt.length <= WHOLE_PROMPT_TOKENS) return done;
+  const ticket = planner.enqueue(prompt.length, lease.sequence.nextTokenIndex);
   pacer.startPrefill();
-  for (;;) {
-    const shared = pacer.othersGenerating;
-    const size = chunker.chunkTokens(shared, lease.sequence.nextTokenIndex);
+  try {
     // The first chunk is evaluated even for a client already gone, so its retry finds part of the prompt cached.
-    if (prompt.length - done <= size || (done > 0 && stopped())) break;
-    const started = performance.now();
-    await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size));
-    chunker.record(size, performance.now() - started, shared);
-    if (done === 0) onFirstChunk();
-    done += size;
-    await pacer.arrive();
+    while (!(done > 0 && stopped())) {
+      const size = planner.take(ticket);
+      if (size >= prompt.length - done) break;
+      if (size > 0) {
+        await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size));
+        if (done === 0) onFirstChunk();
+        done += size;
+      }
+      await pacer.arrive();
+    }
+  } finally {
+    planner.finish(ticket);
+    pacer.finishPrefill();
   }
-  pacer.finishPrefill();
   return done;
 }
 
@@ -172,11 +177,6 @@ class StepPacer {
   private prefilling = false;
 
   constructor(private readonly barrier: DecodeBarrier | undefined, private readonly out: EventBuffer<GenerationEvent>) {}
-
-  /** Whether other members are generating (and so wait for each of this sequence's chunks). */
-  get othersGenerating(): boolean {
-    return (this.barrier?.generating ?? 0) > 0;
-  }
 
   startPrefill(): void {
     if (!this.barrier) return;
