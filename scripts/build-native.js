@@ -2,6 +2,8 @@
 // Compiles native/threadpool.c into build/threadpool.node: a persistent CPU thread pool for llama.cpp contexts
 // (see the file's comment). Optional: without a C compiler or Node's headers kiln still works, and decodes small
 // steps on one thread instead (src/engine/backends/llama-cpp/decode-threads.ts). Never fails the build.
+// Also the package's install script (npm install, npx): it needs only Node itself, never a devDependency, and
+// never fails the install.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";

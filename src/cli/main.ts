@@ -2,6 +2,7 @@
  * The composition root: builds the commander program. Command files register their flags and import their
  * heavy modules (engine, native addon, server) lazily, so `--help` and `models list` stay fast.
  */
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { reportError } from "./report-error.js";
 import { registerRun } from "./commands/run.js";
@@ -14,9 +15,12 @@ import { registerPs } from "./commands/ps.js";
 import { registerInfo } from "./commands/info.js";
 import { registerLaunch } from "./commands/launch.js";
 
+/** The version of the package this file ships in (dist/cli/main.js and src/cli/main.ts both sit two levels down). */
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
 const program = new Command("kiln")
   .description("Run language models locally and serve them as Anthropic Messages and OpenAI-compatible APIs")
-  .version("0.1.0")
+  .version(version)
   .option("--debug", "print stack traces on errors")
   .showHelpAfterError("(run with --help for usage)")
   .exitOverride();
