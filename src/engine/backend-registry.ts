@@ -30,9 +30,9 @@ export async function openBackend(name: string, settings: BackendSettings): Prom
   return factory(settings);
 }
 
-/** What a backend finds on this machine (`kiln info`): opened with default settings, described, released. */
-export async function describeBackend(name: string): Promise<Record<string, unknown>> {
-  const backend = await openBackend(name, toBackendSettings({}));
+/** What a backend finds on this machine (`kiln info`): opened with these settings (default: none), described, released. */
+export async function describeBackend(name: string, settings: Partial<BackendSettings> = {}): Promise<Record<string, unknown>> {
+  const backend = await openBackend(name, toBackendSettings(settings));
   try {
     return { backend: name, ...(await backend.describe?.()) };
   } finally {

@@ -6,8 +6,20 @@ import { availableParallelism } from "node:os";
 import { newId, type IdFactory } from "../lib/ids.js";
 import type { ModelDeclaration, RemoteModelSpec, ScriptedModelSpec } from "./model-specs.js";
 
-/** `"auto"` (or true): use a GPU when a working one is found, else the CPU. `false`: CPU only. */
-export type GpuChoice = "auto" | boolean;
+/** A GPU backend of llama.cpp that can be asked for by name. */
+export type GpuBackendName = "cuda" | "vulkan" | "metal";
+
+/**
+ * Where llama.cpp computes. `"auto"` (or true): the best GPU backend that works on this machine, else the CPU. A named
+ * backend must work here: its absence is an error, never a silent fallback. `false`: the CPU only.
+ */
+export type GpuChoice = "auto" | GpuBackendName | boolean;
+
+/**
+ * Layers of each model offloaded to the GPU. `"auto"`: as many as fit in free VRAM beside the context (a partial
+ * offload is warned about); `"max"`: all of them, an error when they do not fit; a number: that many (0: the CPU).
+ */
+export type GpuLayersChoice = "auto" | "max" | number;
 
 /** The prefix cache's disk tier (backends that have one: llama.cpp). */
 export interface PrefixDiskSettings {
@@ -41,7 +53,11 @@ export interface BackendSettings {
   threads: number;
   /** Tool-call ids (injectable for golden files). */
   ids: IdFactory;
-  /** Tokens per sequence, prompt + output (default min(train context, 4096)). */
+  /**
+   * Tokens per sequence, prompt + output. Default: llama.cpp, the largest context up to the model's train context
+   * that fits the memory available for all sequences (at most 32,768 on the CPU; llama-cpp/fit-context.ts); webgpu,
+   * min(train context, 4096).
+   */
   ctxSize?: number;
   /** Reuse cached prompt prefixes across requests (default true; false for benchmarks). */
   prefixCache?: boolean;
@@ -60,8 +76,12 @@ export interface BackendSettings {
   warmUp?: boolean;
   /** Save long prefixes under this folder too, so they outlive eviction and restarts (llama.cpp models). */
   prefixCacheDisk?: PrefixDiskSettings;
-  /** "auto" (default): a GPU when one works, else the CPU; false: CPU only. */
+  /** llama.cpp's GPU backend: "auto" (default), a named one, or false for the CPU only. */
   gpu?: GpuChoice;
+  /** llama.cpp layers offloaded to the GPU (default "auto"). */
+  gpuLayers?: GpuLayersChoice;
+  /** Where warnings about a load go (a GPU load retried on the CPU, a partial offload); default: stderr. */
+  warn?(message: string): void;
   /** Debug hook: where a prompt diverged from the best cached sequence (for a prefix-cache log). */
   onPrefixDivergence?(model: string, info: PrefixDivergence): void;
 }

@@ -8,7 +8,10 @@ import type { GenerationEvent } from "./events.js";
 import { planChat, planCompletion, tokenizeChat, type GenerationPlan, type PlanTarget } from "./generation-plan.js";
 import type { ChatRequest, CompletionRequest } from "./messages.js";
 
-/** Context per sequence when none is asked for: the trained length, capped so a default load stays small. */
+/**
+ * Context per sequence when none is asked for, for the webgpu backend: the trained length, capped so a default load
+ * stays small. (llama.cpp fits its default to the memory free instead: backends/llama-cpp/fit-context.ts.)
+ */
 export function defaultContextSize(trainContextSize: number, ctxSize?: number): number {
   return ctxSize ?? Math.min(trainContextSize, 4096);
 }

@@ -7,13 +7,13 @@ import type { BackendSettings } from "../../engine-options.js";
 import type { ModelDeclaration } from "../../model-specs.js";
 import { describeLlamaRuntime } from "./describe-llama-runtime.js";
 import { loadLlamaCppModel } from "./llama-cpp-model.js";
-import { openLlama } from "./load-llama.js";
+import { openLlama, warnOnStderr } from "./load-llama.js";
 
 export async function openLlamaCppBackend(settings: BackendSettings): Promise<Backend<ModelDeclaration>> {
-  const { gpu, ...modelSettings } = settings;
-  const llama = await openLlama(gpu);
+  const { gpu, warn = warnOnStderr, ...modelSettings } = settings;
+  const llama = await openLlama(gpu, warn);
   return {
-    load: ({ id, path, aliases }) => loadLlamaCppModel({ ...modelSettings, id, path, aliases, llama }),
+    load: ({ id, path, aliases }) => loadLlamaCppModel({ ...modelSettings, warn, id, path, aliases, llama }),
     describe: () => describeLlamaRuntime(llama),
     dispose: () => llama.dispose(),
   };

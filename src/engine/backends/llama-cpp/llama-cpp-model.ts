@@ -6,11 +6,10 @@
 import { freemem } from "node:os";
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
 import type { ModelInfo, PrefixCacheStats } from "../../backend.js";
-import { EngineError } from "../../../errors/engine-error.js";
 import type { GenerationEvent } from "../../events.js";
 import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
-import { defaultContextSize, LocalModel } from "../../local-model.js";
-import type { PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
+import { LocalModel } from "../../local-model.js";
+import type { GpuLayersChoice, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
 import { PromptThread } from "../../text/prompt-thread.js";
 import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
@@ -19,7 +18,8 @@ import { DecodeBarrier } from "./decode-barrier.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
 import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
-import { loadGgufModel } from "./load-llama.js";
+import { chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, type ContextChoice } from "./fit-context.js";
+import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { PrefillChunker } from "./prefill-chunks.js";
 import { laneSupports, PrefillLane, type PrefillLaneParts } from "./prefill-lane.js";
 import { readPrefixCacheKey } from "./prefix-cache-key.js";
@@ -38,8 +38,15 @@ export interface LlamaCppModelOptions {
   llama: Llama;
   /** Sequences decoded together in one context. */
   parallel: number;
-  /** Tokens per sequence (prompt + output). Default: min(train context, 4096). */
+  /**
+   * Tokens per sequence (prompt + output). Default: the largest up to the train context that fits the memory free
+   * for all sequences (fit-context.ts).
+   */
   ctxSize?: number;
+  /** Layers offloaded to the GPU (default "auto": as many as fit beside the context). */
+  gpuLayers?: GpuLayersChoice;
+  /** Where load warnings go (a GPU load retried on the CPU, a partial offload); default: stderr. */
+  warn?(message: string): void;
   /** CPU threads for evaluation. */
   threads: number;
   /** Reuse cached prompt prefixes across requests (default true). */
@@ -82,8 +89,14 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
 }
 
 async function openModel(options: LlamaCppModelOptions, promptThread: PromptThread): Promise<LlamaCppModel> {
-  const model = await loadGgufModel(options.llama, options.path);
-  const ctxSize = defaultContextSize(model.trainContextSize, options.ctxSize);
+  // "auto" layers leave VRAM for the asked context, or DEFAULT_FIT_CONTEXT per sequence; the default context then takes
+  // what memory is left.
+  const fitTokens = (options.ctxSize ?? DEFAULT_FIT_CONTEXT) * options.parallel;
+  const model = await loadGgufModel(options.llama, options.path, { gpuLayers: options.gpuLayers, fitTokens, warn: options.warn ?? warnOnStderr });
+  const lanePossible = options.llama.gpu === false && options.prefillLane !== false && options.parallel > 1;
+  const choice: ContextChoice = options.ctxSize !== undefined ? { size: options.ctxSize, source: "asked" }
+    : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model) });
+  const ctxSize = choice.size;
   let context: LlamaContext;
   const measured = options.batching?.itemPrioritizationStrategy;
   const batching: BatchingOptions = {
@@ -93,13 +106,13 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   try {
     context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching });
   } catch (error) {
+    const failure = await contextFailure(options.llama, model, { id: options.id, path: options.path, size: ctxSize, sequences: options.parallel }, error);
     await model.dispose();
-    const cause = error instanceof Error ? error.message : String(error);
-    throw new EngineError("backend_failure", `cannot create a context of ${options.parallel} × ${ctxSize} tokens for ${options.path}: ${cause}`, { path: options.path }, { cause: error });
+    throw failure;
   }
   const cores = options.llama.gpu === false ? new CoreSplit(new CoreShare(options.threads)) : undefined;
   const cpu = cores ? useCpuThreads(context, model, options.threads, () => cores.mainCores()) : undefined;
-  const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, ctxSize);
+  const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, choice);
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores)) : undefined;
   if (cores && lane) cores.laneActive = () => lane.active;

@@ -1,13 +1,16 @@
 /**
- * Opens llama.cpp through node-llama-cpp and loads one GGUF file, preferring a GPU and falling back to the CPU
- * cleanly. Never builds or downloads llama.cpp (`build: "never"`): only the prebuilt binaries that ship with the
- * package are used.
+ * Opens llama.cpp through node-llama-cpp and loads one GGUF file where the settings say: the GPU backend ("auto": the
+ * best that works, else the CPU; a named one must work here; false: the CPU) and the layers offloaded to it. Never
+ * builds or downloads llama.cpp (`build: "never"`): only the prebuilt binaries that ship with the package are used.
  */
 import { open, stat } from "node:fs/promises";
 import { basename } from "node:path";
-import { getLlama, Llama, LlamaLogLevel, type LlamaModel } from "node-llama-cpp";
+import {
+  getLlama, getLlamaGpuTypes, GgufInsights, InsufficientMemoryError, Llama, LlamaLogLevel, readGgufFileInfo, type LlamaGpuType, type LlamaModel,
+} from "node-llama-cpp";
 import { EngineError } from "../../../errors/engine-error.js";
-import type { GpuChoice } from "../../engine-options.js";
+import type { GpuBackendName, GpuChoice, GpuLayersChoice } from "../../engine-options.js";
+import { formatBytes } from "./fit-context.js";
 
 /**
  * llama.cpp reports a decode step stopped on purpose (a request abandoned mid-step, step-interrupter.ts: ggml status 1,
@@ -19,33 +22,146 @@ function logLlamaCpp(level: LlamaLogLevel, message: string): void {
   if (!INTERRUPTED_STEP.test(message.trim())) Llama.defaultConsoleLogger(level, message);
 }
 
-/** Opens the llama.cpp bindings; a failing GPU initialisation falls back to the CPU build. */
-export async function openLlama(gpu: GpuChoice = "auto"): Promise<Llama> {
+/** Where load warnings go when the engine's settings name no place. */
+export function warnOnStderr(message: string): void {
+  process.stderr.write(`kiln: warning: ${message}\n`);
+}
+
+const GPU_NAMES: Record<GpuBackendName, string> = { cuda: "CUDA", vulkan: "Vulkan", metal: "Metal" };
+
+/** What node-llama-cpp looks for before it offers a backend (its detectAvailableComputeLayers), for the error. */
+const GPU_MISSING: Record<GpuBackendName, string> = {
+  cuda: "no NVIDIA driver with the CUDA runtime was found (libnvidia-ml, libcuda, libcudart and libcublas in the library path)",
+  vulkan: "no Vulkan loader was found (libvulkan.so.1 in the library path)",
+  metal: "llama.cpp's Metal backend runs only on Apple Silicon Macs",
+};
+
+/**
+ * Opens the llama.cpp bindings. "auto" falls back to the CPU build when no GPU build starts; a named backend that this
+ * machine lacks, or whose build does not start, is an error naming what is missing.
+ */
+export async function openLlama(gpu: GpuChoice = "auto", warn: (message: string) => void = warnOnStderr): Promise<Llama> {
   const options = { build: "never", logLevel: LlamaLogLevel.error, logger: logLlamaCpp } as const;
   if (gpu === false) return getLlama({ ...options, gpu: false });
+  if (gpu === "auto" || gpu === true) {
+    try {
+      return await getLlama({ ...options, gpu: "auto" });
+    } catch (error) {
+      warn(`no GPU build of llama.cpp started (${messageOf(error)}); running on the CPU`);
+      return getLlama({ ...options, gpu: false });
+    }
+  }
+  await checkGpuAvailable(gpu);
   try {
-    return await getLlama({ ...options, gpu: "auto" });
-  } catch {
-    return getLlama({ ...options, gpu: false });
+    return await getLlama({ ...options, gpu });
+  } catch (error) {
+    // node-llama-cpp has printed why the prebuilt binary did not load; its error itself says only "NoBinaryFoundError".
+    const cause = error instanceof Error && error.message !== error.name ? `: ${error.message}` : "";
+    throw new EngineError("backend_failure", `${GPU_NAMES[gpu]}: llama.cpp's ${GPU_NAMES[gpu]} build did not start on this machine${cause}`, { gpu }, { cause: error });
   }
 }
 
+/** A named GPU backend must be one node-llama-cpp finds usable here. */
+async function checkGpuAvailable(gpu: GpuBackendName): Promise<void> {
+  const usable = await getLlamaGpuTypes("supported");
+  if (usable.includes(gpu)) return;
+  const onPlatform = (await getLlamaGpuTypes("allValid")).includes(gpu);
+  const where = onPlatform ? "this machine" : `${process.platform} ${process.arch}`;
+  throw new EngineError(
+    "invalid_request",
+    `${GPU_NAMES[gpu]} is not available on ${where}: ${GPU_MISSING[gpu]}; llama.cpp can use ${describeUsable(usable)} here`,
+    { param: "gpu", gpu },
+  );
+}
+
+function describeUsable(types: LlamaGpuType[]): string {
+  const names = types.map((type) => (type === false ? "the CPU" : GPU_NAMES[type]));
+  return names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names[0] ?? "the CPU";
+}
+
+/** "vulkan (NVIDIA H200)", or "the CPU". */
+export async function describeGpu(llama: Llama): Promise<string> {
+  if (llama.gpu === false) return "the CPU";
+  const devices = await llama.getGpuDeviceNames().catch(() => [] as string[]);
+  return devices.length ? `${llama.gpu} (${devices.join(", ")})` : llama.gpu;
+}
+
+/** How to load a GGUF. */
+export interface GgufLoadOptions {
+  /** Layers to offload (default "auto"). */
+  gpuLayers?: GpuLayersChoice;
+  /** Tokens of KV cache (per sequence × sequences) that "auto" leaves VRAM for beside the layers it offloads. */
+  fitTokens: number;
+  warn(message: string): void;
+}
+
 /**
- * Loads a GGUF file. A GPU load failure (out of VRAM, unsupported kernel) is retried on the CPU; any other
- * failure becomes a `backend_failure` naming the file and the cause.
+ * Loads a GGUF file. With "auto" layers, a GPU load failure (out of VRAM, unsupported kernel) is retried on the CPU
+ * and a partial offload is warned about; "max" or a count that does not fit is an error naming the VRAM needed and
+ * free; any other failure is a `backend_failure` naming the file and the cause.
  */
-export async function loadGgufModel(llama: Llama, path: string): Promise<LlamaModel> {
+export async function loadGgufModel(llama: Llama, path: string, options: GgufLoadOptions = { fitTokens: 4096, warn: warnOnStderr }): Promise<LlamaModel> {
   await checkGgufFile(path);
-  try {
-    return await llama.loadModel({ modelPath: path });
-  } catch (error) {
-    if (llama.gpu === false) throw loadFailure(path, error);
+  const layers = options.gpuLayers ?? "auto";
+  const name = basename(path);
+  if (llama.gpu === false) {
+    if (layers !== "auto" && layers !== 0) options.warn(`${name}: no GPU in use, so all its layers run on the CPU (${layers} asked for on the GPU)`);
+    return loadOrFail(llama, path, 0);
+  }
+  if (layers !== "auto") {
     try {
-      return await llama.loadModel({ modelPath: path, gpuLayers: 0 });
-    } catch (cpuError) {
-      throw loadFailure(path, cpuError);
+      return await llama.loadModel({ modelPath: path, gpuLayers: layers });
+    } catch (error) {
+      if (error instanceof InsufficientMemoryError) throw await layersShortfall(llama, path, layers, error);
+      throw loadFailure(path, error);
     }
   }
+  let model: LlamaModel;
+  try {
+    model = await llama.loadModel({ modelPath: path, gpuLayers: { fitContext: { contextSize: options.fitTokens } } }).catch((error: unknown) => {
+      // No layers leave room for a context that large: offload what fits without it, and let the context's own memory
+      // check name what it needs.
+      if (error instanceof InsufficientMemoryError) return llama.loadModel({ modelPath: path, gpuLayers: "auto" });
+      throw error;
+    });
+  } catch (error) {
+    options.warn(`${name}: loading it on ${await describeGpu(llama)} failed (${messageOf(error)}); loading it on the CPU instead`);
+    return loadOrFail(llama, path, 0);
+  }
+  const total = model.fileInsights.totalLayers;
+  if (model.gpuLayers < total) {
+    const vram = await llama.getVramState();
+    options.warn(`${name}: ${model.gpuLayers}/${total} layers fit on ${await describeGpu(llama)} (${formatBytes(vram.free)} of ${formatBytes(vram.total)} VRAM free), the other ${total - model.gpuLayers} run on the CPU`);
+  }
+  return model;
+}
+
+async function loadOrFail(llama: Llama, path: string, gpuLayers: number): Promise<LlamaModel> {
+  try {
+    return await llama.loadModel({ modelPath: path, gpuLayers });
+  } catch (error) {
+    throw loadFailure(path, error);
+  }
+}
+
+/** The one-line error for layers that do not fit in VRAM: what they need and what is free. */
+async function layersShortfall(llama: Llama, path: string, layers: "max" | number, error: unknown): Promise<EngineError> {
+  const insights = await GgufInsights.from(await readGgufFileInfo(path), llama);
+  const total = insights.totalLayers;
+  const count = layers === "max" ? total : Math.min(layers, total);
+  const need = await insights.estimateModelResourceRequirementsV2({ gpuLayers: count });
+  const vram = await llama.getVramState();
+  const short = need.gpuVram > vram.free ? "" : ", too little for a context beside them";
+  return new EngineError(
+    "backend_failure",
+    `cannot load ${basename(path)} with ${count}/${total} layers on ${await describeGpu(llama)}: they need ${formatBytes(need.gpuVram)} of VRAM, ${formatBytes(vram.free)} free (of ${formatBytes(vram.total)})${short}; offload fewer layers, or "auto" to offload what fits`,
+    { path },
+    { cause: error },
+  );
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Reads the first bytes: a file that is missing or lacks the GGUF magic fails before the native loader sees it. */
