@@ -4,7 +4,7 @@
  */
 import { type Engine, type ModelInfo, EngineError } from "../engine/index.js";
 import { UsageError } from "./report-error.js";
-import type { ModelFlags } from "./options.js";
+import { toGpuChoice, type ModelFlags } from "./options.js";
 
 /** An engine serving exactly one model, and that model's facts. */
 export interface LocalEngine {
@@ -14,7 +14,7 @@ export interface LocalEngine {
 
 /**
  * Resolves and loads `flags.model` (the default model when absent) with `parallel` sequences (default 1).
- * `quiet` hides pull progress (while a full-screen UI owns the terminal).
+ * `quiet` hides pull progress and load warnings (while a full-screen UI owns the terminal).
  */
 export async function openLocalEngine(flags: ModelFlags & { parallel?: number }, options: { quiet?: boolean } = {}): Promise<LocalEngine> {
   const { resolveModel, parseModelRef, createProgressRenderer, DEFAULT_MODEL } = await import("../models/index.js");
@@ -33,6 +33,11 @@ export async function openLocalEngine(flags: ModelFlags & { parallel?: number },
   }
   const { createEngine } = await import("../engine/index.js");
   const id = parseModelRef(ref).name;
-  const engine = await createEngine({ models: [{ id, path, backend: flags.backend }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize, threads: flags.threads });
+  const engine = await createEngine({
+    models: [{ id, path, backend: flags.backend }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize, threads: flags.threads,
+    gpu: toGpuChoice(flags.gpu), gpuLayers: flags.gpuLayers,
+    // Load warnings go to stderr, except while a full-screen UI owns the terminal.
+    warn: options.quiet ? () => undefined : undefined,
+  });
   return { engine, model: engine.listModels()[0]! };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSize, toBytes } from "./options.js";
+import { parseGpuLayers, parseSize, toBytes, toGpuChoice } from "./options.js";
 
 describe("toBytes", () => {
   it("reads plain bytes and binary units with or without i/B", () => {
@@ -14,5 +14,22 @@ describe("toBytes", () => {
   it("refuses what is not a size", () => {
     for (const bad of ["", "G", "-1G", "8X", "eight"]) expect(toBytes(bad)).toBeUndefined();
     expect(() => parseSize("lots")).toThrow(/expected a size/);
+  });
+});
+
+describe("the GPU flags", () => {
+  it("reads --gpu-layers as auto, max or a count", () => {
+    expect(parseGpuLayers("auto")).toBe("auto");
+    expect(parseGpuLayers("MAX")).toBe("max");
+    expect(parseGpuLayers("0")).toBe(0);
+    expect(parseGpuLayers("33")).toBe(33);
+    for (const bad of ["", "-1", "2.5", "all", "1e3"]) expect(() => parseGpuLayers(bad)).toThrow(/expected auto, max or a number of layers/);
+  });
+
+  it("maps --gpu none to the CPU and passes the backends through", () => {
+    expect(toGpuChoice("none")).toBe(false);
+    expect(toGpuChoice("cuda")).toBe("cuda");
+    expect(toGpuChoice("auto")).toBe("auto");
+    expect(toGpuChoice(undefined)).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * parsers check ranges at parse time, so a bad flag fails with exit code 1 before anything heavy loads.
  */
 import { InvalidArgumentError, Option, type Command } from "commander";
-import type { SamplingOptions } from "../engine/index.js";
+import type { GpuChoice, GpuLayersChoice, SamplingOptions } from "../engine/index.js";
 import { DEFAULT_MODEL } from "../models/refs.js";
 
 /** Parsed sampling flags (`--temperature`, `--top-p`, `--top-k`, `--seed`). */
@@ -17,17 +17,46 @@ export interface SamplingFlags {
 /** The backends `--backend` offers for local models (the engine's registry may know more). */
 export type LocalBackendName = "llama-cpp" | "webgpu";
 
-/** Parsed model flags (`--model`, `--threads`, `--ctx-size`). */
+/** `--gpu` values: llama.cpp's GPU backend, `auto`, or `none` (the CPU only). */
+export const GPU_FLAG_VALUES = ["auto", "cuda", "vulkan", "metal", "none"] as const;
+export type GpuFlag = (typeof GPU_FLAG_VALUES)[number];
+
+/** Parsed model flags (`--model`, `--threads`, `--ctx-size`, `--gpu`, `--gpu-layers`). */
 export interface ModelFlags {
   model?: string;
   threads?: number;
   ctxSize?: number;
   backend?: LocalBackendName;
+  gpu?: GpuFlag;
+  gpuLayers?: GpuLayersChoice;
 }
 
 /** `--backend`: where local models run. */
 export function backendOption(): Option {
   return new Option("--backend <name>", "where local models run: llama-cpp, or webgpu (kiln's own GPU kernels; llama-family GGUFs)").choices(["llama-cpp", "webgpu"]);
+}
+
+/** `--gpu`: which GPU backend llama.cpp uses. */
+export function gpuOption(): Option {
+  return new Option("--gpu <backend>", "llama.cpp's GPU backend: auto (the best that works here, else the CPU), cuda, vulkan, metal, or none (the CPU only)").choices(GPU_FLAG_VALUES);
+}
+
+/** `--gpu-layers`: how much of each model llama.cpp offloads. */
+export function gpuLayersOption(): Option {
+  return new Option("--gpu-layers <n>", "model layers on the GPU: auto (as many as fit beside the context; default), max (all, else an error), or a number (0 = the CPU)").argParser(parseGpuLayers);
+}
+
+/** A commander value parser for `--gpu-layers`: auto, max or a count of layers. */
+export function parseGpuLayers(value: string): GpuLayersChoice {
+  const text = value.trim().toLowerCase();
+  if (text === "auto" || text === "max") return text;
+  if (/^\d+$/.test(text) && Number(text) <= 100_000) return Number(text);
+  throw new InvalidArgumentError("expected auto, max or a number of layers (0 = the CPU)");
+}
+
+/** The engine's GPU choice for a `--gpu` value (`none`: the CPU only). */
+export function toGpuChoice(flag: GpuFlag | undefined): GpuChoice | undefined {
+  return flag === "none" ? false : flag;
 }
 
 /** A commander value parser for a number in [min, max]; integers only when `integer` is set. */
@@ -70,13 +99,18 @@ export function addSamplingOptions(command: Command): Command {
     .option("--seed <n>", "random seed, for repeatable sampling", parseNumberIn(0, 2 ** 32 - 1, true));
 }
 
-/** Adds `--model`, `--threads` and `--ctx-size`. */
+/** Help for `--ctx-size`. */
+export const CTX_SIZE_HELP = "context size per sequence in tokens (default: the largest up to the model's that fits the free memory; at most 32768 on the CPU)";
+
+/** Adds `--model`, `--threads`, `--ctx-size`, `--backend`, `--gpu` and `--gpu-layers`. */
 export function addModelOptions(command: Command): Command {
   return command
     .option("-m, --model <ref>", `model name, .gguf path or reference (default: ${DEFAULT_MODEL})`)
     .option("--threads <n>", "CPU threads for generation (default: all cores)", parseNumberIn(1, 1024, true))
-    .option("--ctx-size <n>", "context size in tokens (default: the model's, capped)", parseNumberIn(256, 1_048_576, true))
-    .addOption(backendOption());
+    .option("--ctx-size <n>", CTX_SIZE_HELP, parseNumberIn(256, 1_048_576, true))
+    .addOption(backendOption())
+    .addOption(gpuOption())
+    .addOption(gpuLayersOption());
 }
 
 /** Adds the flags every generating command shares: system prompt, model, max tokens, sampling and stops. */

@@ -55,6 +55,18 @@ describe("readConfigFile", () => {
     ]);
   });
 
+  it("reads llama.cpp's GPU backend and layers", () => {
+    expect(readConfigFile(writeConfig({ gpu: "vulkan", gpuLayers: 20 }))).toMatchObject({ gpu: "vulkan", gpuLayers: 20 });
+    expect(readConfigFile(writeConfig({ gpu: "none", gpuLayers: "max" }))).toMatchObject({ gpu: "none", gpuLayers: "max" });
+    expect(readConfigFile(writeConfig({ gpu: "auto", gpuLayers: "auto" }))).toMatchObject({ gpu: "auto", gpuLayers: "auto" });
+    expect(readConfigFile(writeConfig({ gpuLayers: 0 }))).toMatchObject({ gpuLayers: 0 });
+    expect(() => readConfigFile(writeConfig({ gpu: "rocm" }))).toThrow(/config .*: gpu: /);
+    expect(() => readConfigFile(writeConfig({ gpu: false }))).toThrow(/gpu: /);
+    expect(() => readConfigFile(writeConfig({ gpuLayers: -1 }))).toThrow(/gpuLayers: expected "auto", "max" or a number of layers/);
+    expect(() => readConfigFile(writeConfig({ gpuLayers: "some" }))).toThrow(/gpuLayers: /);
+    expect(() => readConfigFile(writeConfig({ gpuLayers: 2.5 }))).toThrow(/gpuLayers: /);
+  });
+
   it("names the key and the problem of a bad config", () => {
     expect(() => readConfigFile(writeConfig({ models: [{ source: "m", backend: "cuda" }] }))).toThrow(/models\.0/);
     expect(() => readConfigFile(writeConfig({ port: "x" }))).toThrow(/port: Invalid type/);

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
-import { toBytes } from "./options.js";
+import { GPU_FLAG_VALUES, toBytes } from "./options.js";
 import { UsageError } from "./report-error.js";
 
 const RemoteModel = v.strictObject({
@@ -28,6 +28,8 @@ const LocalModel = v.strictObject({
   aliases: v.optional(v.array(v.string())),
 });
 
+const GPU_LAYERS = 'expected "auto", "max" or a number of layers (0: the CPU)';
+
 const ConfigFile = v.strictObject({
   host: v.optional(v.string()),
   port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65535))),
@@ -38,6 +40,10 @@ const ConfigFile = v.strictObject({
   threads: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   /** Backend of local models that do not name one. */
   backend: v.optional(v.picklist(["llama-cpp", "webgpu"])),
+  /** llama.cpp's GPU backend: "auto", "cuda", "vulkan", "metal" or "none" (the CPU only). */
+  gpu: v.optional(v.picklist(GPU_FLAG_VALUES)),
+  /** Layers on the GPU: "auto", "max" or a number (0: the CPU). */
+  gpuLayers: v.optional(v.union([v.picklist(["auto", "max"]), v.pipe(v.number(), v.integer(GPU_LAYERS), v.minValue(0, GPU_LAYERS))], GPU_LAYERS)),
   queue: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   maxOutputTokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   /** Disk space for saved prompt prefixes: bytes, or a size such as "8G" (0: RAM only). */

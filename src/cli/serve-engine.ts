@@ -3,8 +3,9 @@
  * ones become replica pools of OpenAI-compatible upstreams.
  */
 import { join } from "node:path";
-import type { RemoteModelSpec, Engine, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
+import type { RemoteModelSpec, Engine, GpuLayersChoice, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
 import type { ModelDeclaration } from "./serve-config.js";
+import { toGpuChoice, type GpuFlag } from "./options.js";
 
 /** What the engine needs from `kiln serve`'s merged settings. */
 export interface ServeEngineSettings {
@@ -14,6 +15,8 @@ export interface ServeEngineSettings {
   ctxSize?: number;
   threads?: number;
   backend?: "llama-cpp" | "webgpu";
+  gpu?: GpuFlag;
+  gpuLayers?: GpuLayersChoice;
   prefixCache: boolean;
   /** Disk budget of the prefix cache (0: RAM only). */
   cacheDiskBytes: number;
@@ -43,6 +46,9 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     models,
     remoteModels,
     parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads, backend: settings.backend,
+    gpu: toGpuChoice(settings.gpu), gpuLayers: settings.gpuLayers,
+    // A GPU load retried on the CPU, a partial offload: said once, in the server's log.
+    warn: (message) => hooks.log(`kiln: warning: ${message}`),
     prefixCache: settings.prefixCache,
     prefillLane: settings.prefillLane,
     warmUp: true,

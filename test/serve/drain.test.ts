@@ -43,8 +43,8 @@ describe("kiln serve on SIGTERM", () => {
   it("finishes the in-flight stream, refuses new connections, saves usage and exits 0", async () => {
     serve = await spawnServe(["--model", "smollm2-135m", "--parallel", "1", "--ctx-size", "1024", "--log-level", "error"]);
     const running = serve;
-    // The start-up report states what the context costs and how the CPU runs it.
-    expect(running.stderr()).toMatch(/model smollm2-135m \(default\): context 1024 tokens × 1 parallel, file 94 MiB, context memory \d+ MiB, CPU threads \d+ \((persistent pool|fixed|one thread below \d+ tokens)\)/);
+    // The start-up report states where the layers and the KV cache went, the context, and how the CPU runs it.
+    expect(running.stderr()).toMatch(/model smollm2-135m \(default\): 31 layers on the CPU, KV cache \d+ MiB in RAM, context 1024 × 1, file 94 MiB, CPU threads \d+ \((persistent pool|fixed|one thread below \d+ tokens)\)/);
     const response = await fetch(`${running.url}/v1/messages`, {
       method: "POST",
       headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },

@@ -13,7 +13,7 @@ interface PsFlags {
 interface ReplicaRow { url: string; healthy: boolean; outstanding: number; served: number; failures: number; lastError?: string }
 
 /** One item of GET /v1/models as `kiln serve` renders it. */
-export interface ServedModel { id: string; backend?: string; context_length?: number; details?: { replicas?: ReplicaRow[] } }
+export interface ServedModel { id: string; backend?: string; context_length?: number; details?: { replicas?: ReplicaRow[]; placement?: string } }
 
 export const DEFAULT_SERVER_URL = "http://127.0.0.1:5456";
 
@@ -49,10 +49,15 @@ export async function fetchModels(base: string, apiKey: string | undefined): Pro
   return body.data;
 }
 
-/** Models as a table, each remote model followed by its replicas. */
+/**
+ * Models as a table (with where llama.cpp put each model's layers and KV cache, when a model says), each remote model
+ * followed by its replicas.
+ */
 export function formatModels(models: ServedModel[]): string {
-  const header = ["MODEL", "BACKEND", "CONTEXT"];
-  const lines = [formatTable(header, models.map((m) => [m.id, m.backend ?? "unknown", String(m.context_length ?? "?")]))];
+  const placed = models.some((m) => typeof m.details?.placement === "string");
+  const header = ["MODEL", "BACKEND", "CONTEXT", ...(placed ? ["WHERE"] : [])];
+  const rows = models.map((m) => [m.id, m.backend ?? "unknown", String(m.context_length ?? "?"), ...(placed ? [m.details?.placement ?? "-"] : [])]);
+  const lines = [formatTable(header, rows)];
   for (const model of models) {
     const replicas = model.details?.replicas;
     if (!Array.isArray(replicas)) continue;

@@ -50,6 +50,13 @@ describe("resolveSettings", () => {
     expect(resolveSettings({ ...noFlags, config: writeConfig({ prefillLane: true }), prefillLane: false }, {})).toMatchObject({ prefillLane: false });
   });
 
+  it("takes llama.cpp's GPU backend and layers from the flags, else the file", () => {
+    expect(resolveSettings(noFlags, {})).toMatchObject({ gpu: undefined, gpuLayers: undefined });
+    const config = writeConfig({ gpu: "cuda", gpuLayers: "max" });
+    expect(resolveSettings({ ...noFlags, config }, {})).toMatchObject({ gpu: "cuda", gpuLayers: "max" });
+    expect(resolveSettings({ ...noFlags, config, gpu: "none", gpuLayers: 0 }, {})).toMatchObject({ gpu: "none", gpuLayers: 0 });
+  });
+
   it("turns auth off with --no-auth or the file's noAuth, dropping every key", () => {
     const config = writeConfig({ noAuth: true, apiKeys: ["file-key"] });
     expect(resolveSettings({ ...noFlags, config }, { KILN_API_KEY: "k" })).toMatchObject({ auth: false, apiKeys: [] });

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import type { Engine } from "../../engine/index.js";
+import type { Engine, GpuLayersChoice } from "../../engine/index.js";
 import type { ListeningServer } from "../../server/app.js";
 import type { ServerFeatures } from "../../server/context.js";
 import { DEFAULT_INPUT_LIMITS, type InputLimits } from "../../server/input-limits.js";
@@ -7,7 +7,9 @@ import { DEFAULT_BODY_LIMIT } from "../../server/read-json-body.js";
 import type { TeamFeatures } from "../../team/team-features.js";
 import { LOG_LEVELS, type LogLevel } from "../../team/request-logger.js";
 import { UsageError } from "../report-error.js";
-import { backendOption, collectValues, formatFlagErrors, parseNumberIn, parseSize, type ModelFlags } from "../options.js";
+import {
+  backendOption, collectValues, CTX_SIZE_HELP, formatFlagErrors, gpuLayersOption, gpuOption, parseNumberIn, parseSize, type GpuFlag, type ModelFlags,
+} from "../options.js";
 import { parseModelFlags, readConfigFile, type ConfigFile, type ModelDeclaration } from "../serve-config.js";
 
 /** Flags of `kiln serve`, as commander parses them (file settings fill what the flags leave unset). */
@@ -50,6 +52,8 @@ interface ServeSettings {
   ctxSize?: number;
   threads?: number;
   backend?: "llama-cpp" | "webgpu";
+  gpu?: GpuFlag;
+  gpuLayers?: GpuLayersChoice;
   maxOutputTokens?: number;
   inputLimits: InputLimits;
   maxBodyBytes: number;
@@ -79,8 +83,10 @@ export function registerServe(program: Command): void {
   // Not addModelOptions: serve's --model is repeatable (the first is the default).
   command
     .option("--threads <n>", "CPU threads for generation (default: all cores)", parseNumberIn(1, 1024, true))
-    .option("--ctx-size <n>", "context size per sequence in tokens (default: the model's, capped)", parseNumberIn(256, 1_048_576, true))
+    .option("--ctx-size <n>", CTX_SIZE_HELP, parseNumberIn(256, 1_048_576, true))
     .addOption(backendOption())
+    .addOption(gpuOption())
+    .addOption(gpuLayersOption())
     .option("-m, --model <ref>", "model to serve (repeatable; the first is the default): <ref>, <name>=<ref>, or <name>=openai+http://host:port/v1 for a remote replica (repeat the name for more replicas)", collectValues)
     .option("--api-key <key>", "accept this API key (repeatable; also KILN_API_KEY, comma-separated); keys from `kiln keys create` are always accepted", collectValues)
     .option("--no-auth", "serve without API keys, even on a non-loopback address and even when stored keys exist")
@@ -137,6 +143,8 @@ export function resolveSettings(flags: ServeFlags, env = process.env): ServeSett
     ctxSize: flags.ctxSize ?? file.ctxSize,
     threads: flags.threads ?? file.threads,
     backend: flags.backend ?? file.backend,
+    gpu: flags.gpu ?? file.gpu,
+    gpuLayers: flags.gpuLayers ?? file.gpuLayers,
     maxOutputTokens: flags.maxOutputTokens ?? file.maxOutputTokens,
     inputLimits: { maxMessages: flags.maxMessages ?? DEFAULT_INPUT_LIMITS.maxMessages, maxBlocks: flags.maxBlocks ?? DEFAULT_INPUT_LIMITS.maxBlocks },
     maxBodyBytes: flags.maxBody ? flags.maxBody * 1024 * 1024 : DEFAULT_BODY_LIMIT,
@@ -238,9 +246,15 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
       log(`${name}: remote, context ${model.contextSize} tokens${upstream}, replicas ${replicas.join(", ")}`);
       continue;
     }
-    const parallel = typeof details.parallel === "number" ? ` × ${details.parallel} parallel` : "";
     const lane = details.prefillLane === true ? ", prefill lane" : "";
     const cpu = typeof details.cpuThreading === "string" ? `, CPU threads ${details.threads} (${details.cpuThreading}${lane})` : "";
+    if (typeof details.placement === "string") {
+      // llama.cpp: where the layers and the KV cache went, and the context (and why that size when not asked for).
+      const why = CONTEXT_SOURCES[String(details.contextSizeSource)] ?? "";
+      log(`${name}: ${details.placement}${why}, file ${formatBytes(details.fileSize)}${cpu}`);
+      continue;
+    }
+    const parallel = typeof details.parallel === "number" ? ` × ${details.parallel} parallel` : "";
     log(`${name}: context ${model.contextSize} tokens${parallel}, file ${formatBytes(details.fileSize)}, context memory ${formatBytes(details.contextMemory)}${cpu}`);
   }
   log(`Anthropic base URL: ${url}     (ANTHROPIC_BASE_URL)`);
@@ -249,6 +263,13 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
     ? `prefix cache: RAM and disk (up to ${formatBytes(settings.cacheDiskBytes)} under $KILN_HOME/cache)` : "prefix cache: RAM only");
   log(describeAuth(settings, storedKeys));
 }
+
+/** Why a default context has its size, after "context N × P" in the start-up line. */
+const CONTEXT_SOURCES: Record<string, string> = {
+  train: " (the model's own)",
+  "cpu-cap": " (the CPU default's cap)",
+  memory: " (what fits in memory)",
+};
 
 function describeAuth(settings: ServeSettings, storedKeys: boolean): string {
   if (!settings.auth) return "auth: off (--no-auth; any key is accepted)";
