@@ -51,7 +51,18 @@ export interface LoadedModel {
   readonly parallel: number;
   /** The disk tier's figures, for backends that have one. */
   cacheStats?(): PrefixCacheStats;
+  /** Its decode steps so far (llama.cpp models). */
+  stepStats?(): StepStats | undefined;
   dispose(): Promise<void>;
+}
+
+/** A model's decode steps since load: how many, their tokens, and their time in compute and on the host between them. */
+export interface StepStats {
+  steps: number;
+  tokens: number;
+  computeMs: number;
+  /** Time between two decodes while sequences were generating: sampling, per-token work, events. */
+  hostMs: number;
 }
 
 /** An opened backend: it loads the models declared for it and releases what it shares between them. */

@@ -1,7 +1,7 @@
 /** The engine's public surface: what server/, chat/ and cli/ call. */
 import type { ChatRequest, CompletionRequest } from "./messages.js";
 import type { GenerationEvent } from "./events.js";
-import type { GenerateOptions, ModelInfo } from "./backend.js";
+import type { GenerateOptions, ModelInfo, StepStats } from "./backend.js";
 
 /** Live figures for /metrics, /health and start-up lines. */
 export interface EngineStats {
@@ -13,6 +13,8 @@ export interface EngineStats {
   /** Bytes and files of the prefix cache's disk tier (every local model's saved states). */
   prefixCacheDiskBytes: number;
   prefixCacheDiskFiles: number;
+  /** Each llama.cpp model's decode steps (see step-clock.ts). */
+  steps: Array<StepStats & { model: string }>;
 }
 
 export interface Engine {

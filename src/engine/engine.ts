@@ -71,6 +71,10 @@ function assembleEngine(backends: Backend[], served: Served[]): Engine {
       activeSequences: served.reduce((sum, { scheduler }) => sum + scheduler.activeCount, 0),
       ...totals,
       ...sumCacheStats(served),
+      steps: served.flatMap(({ model }) => {
+        const steps = model.stepStats?.();
+        return steps ? [{ model: model.info.id, ...steps }] : [];
+      }),
     }),
     close: async () => {
       for (const { scheduler } of served) scheduler.close();

@@ -103,6 +103,27 @@ export class TeamMetrics {
     new Gauge({ name: "kiln_active_sequences", help: "Sequences generating now", registers, collect() { this.set(stats()?.activeSequences ?? 0); } });
     new Gauge({ name: "kiln_prefix_cache_disk_bytes", help: "Bytes of prefix states saved on disk", registers, collect() { this.set(stats()?.prefixCacheDiskBytes ?? 0); } });
     new Gauge({ name: "kiln_prefix_cache_disk_files", help: "Prefix states saved on disk", registers, collect() { this.set(stats()?.prefixCacheDiskFiles ?? 0); } });
+    const steps = () => stats()?.steps ?? [];
+    new Counter({
+      name: "kiln_decode_steps_total", help: "llama.cpp decode steps", labelNames: ["model"], registers,
+      collect() { this.reset(); for (const s of steps()) this.inc({ model: s.model }, s.steps); },
+    });
+    new Counter({
+      name: "kiln_decode_step_tokens_total", help: "Tokens evaluated in decode steps (prompt and generated)", labelNames: ["model"], registers,
+      collect() { this.reset(); for (const s of steps()) this.inc({ model: s.model }, s.tokens); },
+    });
+    new Counter({
+      name: "kiln_decode_step_seconds_total",
+      help: "Decode step time by part: compute (llama.cpp's decode) and host (between decodes while sequences generate)",
+      labelNames: ["model", "part"], registers,
+      collect() {
+        this.reset();
+        for (const s of steps()) {
+          this.inc({ model: s.model, part: "compute" }, s.computeMs / 1000);
+          this.inc({ model: s.model, part: "host" }, s.hostMs / 1000);
+        }
+      },
+    });
     new Gauge({
       name: "kiln_prompt_cache_hit_ratio",
       help: "Prompt tokens reused from the prefix cache / all prompt tokens, since start",

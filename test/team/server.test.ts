@@ -183,6 +183,12 @@ describe("usage, metrics and logs", () => {
     expect(after).toMatch(/^kiln_queue_depth 0$/m);
     expect(after).toMatch(/^kiln_active_sequences 0$/m);
     expect(after).toMatch(/^kiln_prompt_cache_hit_ratio [\d.e+-]+$/m);
+    // Every generated token but each request's first came from a decode step of its own (the two ran one after the
+    // other), and those steps' time is split into compute and host work.
+    expect(delta("kiln_decode_steps_total", { model: TEST_MODEL })).toBeGreaterThanOrEqual(totals.output - 2);
+    expect(delta("kiln_decode_step_tokens_total", { model: TEST_MODEL })).toBeGreaterThanOrEqual(totals.input - totals.cached + totals.output - 2);
+    expect(delta("kiln_decode_step_seconds_total", { model: TEST_MODEL, part: "compute" })).toBeGreaterThan(0);
+    expect(delta("kiln_decode_step_seconds_total", { model: TEST_MODEL, part: "host" })).toBeGreaterThan(0);
 
     const logged = logLines.map((line) => JSON.parse(line) as Record<string, unknown>);
     for (const requestId of requestIds) {

@@ -1,0 +1,18 @@
+// node-llama-cpp called directly (GPU auto): batched decode at 1/8/32 sequences and prompt processing, the ceiling
+// kiln's llama.cpp path is compared with.
+import { measureGeneration, measurePromptRate } from "../lib/direct.js";
+const { getLlama, LlamaLogLevel } = await import("node-llama-cpp");
+const llama = await getLlama({ build: "never", gpu: "auto", logLevel: LlamaLogLevel.warn });
+const model = await llama.loadModel({ modelPath: process.argv[2] });
+const direct = { llama, model };
+const words = "the kiln fires clay slowly while potters watch glaze melt across a bowl of river stone".split(" ");
+const text = (i, n) => `Request ${i}. ` + Array.from({ length: n }, (_, k) => words[(k * 7 + i) % words.length]).join(" ");
+const out = (o) => console.log(JSON.stringify({ tag: "direct", gpu: llama.gpu, ...o }));
+for (const n of [1, 8, 32]) {
+  const r = await measureGeneration(direct, { ctxPerSequence: 1024, threads: 4 }, { sequences: n, promptTokensFor: (i) => model.tokenize(text(i, 170)), maxTokens: 128 });
+  out({ sequences: n, aggregateTokPerS: Math.round(r.aggregateTokensPerSecond), seconds: r.seconds, tokens: r.tokens.reduce((a, b) => a + b, 0) });
+}
+const long = model.tokenize(text(99, 6300));
+const rates = await measurePromptRate(direct, { ctxPerSequence: 10240, parallel: 1, threads: 4, singleStreamRepeats: 3 }, long);
+out({ promptTokens: long.length, promptTokPerS: rates.map(Math.round) });
+process.exit(0);

@@ -1,0 +1,48 @@
+/**
+ * Where a decode step's time goes: in llama.cpp's decode (the model's compute, on the GPU or the CPU threads,
+ * until its results are back) or on the host between two decodes while sequences are generating (sampling each
+ * sequence, node-llama-cpp's and kiln's per-token work, the event streams, the decode barrier). On a GPU the host
+ * part is what keeps the device waiting; `kiln serve` reports both in /metrics.
+ */
+import type { LlamaContext } from "node-llama-cpp";
+import type { StepStats } from "../../backend.js";
+
+interface NativeBatch {
+  initBatch(size: number): void;
+  decodeBatch(): Promise<void>;
+}
+
+export class StepClock {
+  readonly stats: StepStats = { steps: 0, tokens: 0, computeMs: 0, hostMs: 0 };
+  private lastEnd: number | undefined;
+
+  private constructor(private readonly busy: () => boolean) {}
+
+  /**
+   * Times `context`'s decodes; `busy`: sequences are generating, so the gap since the last decode was host work (an
+   * idle gap is not). Undefined when the installed node-llama-cpp lacks the methods watched.
+   */
+  static attach(context: LlamaContext, busy: () => boolean): StepClock | undefined {
+    const native = (context as unknown as { _ctx?: Partial<NativeBatch> })._ctx;
+    const { initBatch, decodeBatch } = native ?? {};
+    if (!native || typeof initBatch !== "function" || typeof decodeBatch !== "function") return undefined;
+    const clock = new StepClock(busy);
+    // Own properties on the instance wrap whichever method is there (step-interrupter.ts and decode-threads.ts do too).
+    const shadow = <K extends keyof NativeBatch>(name: K, value: NativeBatch[K]) =>
+      Object.defineProperty(native, name, { value, configurable: true, writable: true });
+    shadow("initBatch", (size) => {
+      clock.stats.tokens += size;
+      initBatch.call(native, size);
+    });
+    shadow("decodeBatch", () => {
+      const started = performance.now();
+      if (clock.lastEnd !== undefined && clock.busy()) clock.stats.hostMs += started - clock.lastEnd;
+      return decodeBatch.call(native).finally(() => {
+        clock.lastEnd = performance.now();
+        clock.stats.steps++;
+        clock.stats.computeMs += clock.lastEnd - started;
+      });
+    });
+    return clock;
+  }
+}
