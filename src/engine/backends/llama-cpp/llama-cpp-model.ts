@@ -5,7 +5,7 @@
  */
 import { freemem } from "node:os";
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
-import type { ModelInfo, PrefixCacheStats } from "../../backend.js";
+import type { ModelInfo, PrefixCacheStats, StepStats } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
 import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
 import { LocalModel } from "../../local-model.js";
@@ -20,7 +20,9 @@ import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, type ContextChoice } from "./fit-context.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
-import { PrefillChunker } from "./prefill-chunks.js";
+import { calibrateStepCost } from "./calibrate-steps.js";
+import { StepClock } from "./step-clock.js";
+import { StepPlanner } from "./step-planner.js";
 import { laneSupports, PrefillLane, type PrefillLaneParts } from "./prefill-lane.js";
 import { readPrefixCacheKey } from "./prefix-cache-key.js";
 import { PrefixDiskCache } from "./prefix-disk-cache.js";
@@ -55,11 +57,6 @@ export interface LlamaCppModelOptions {
   prefixCacheDisk?: PrefixDiskSettings;
   /** Start the large-prompt thread at load, and the prefill lane's context beside it with memory to spare (servers). */
   warmUp?: boolean;
-  /**
-   * Keep generating sequences in step so each decode step batches all of them (default true; false: measure what
-   * the barrier gains).
-   */
-  decodeBarrier?: boolean;
   /**
    * On the CPU, evaluate long prompts in a second context beside the generating sequences (prefill-lane.ts; default
    * true; false: in chunks inside their steps).
@@ -119,7 +116,10 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   if (lane && options.warmUp) lane.warmUp(() => laneFitsAtLoad(model, ctxSize));
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  return new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { pool: cpu?.pool, disk, lane, cores });
+  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { pool: cpu?.pool, disk, lane, cores });
+  // A server measures its step cost before its first request, which the planner then sizes right from the start.
+  if (options.warmUp) await loaded.calibrate();
+  return loaded;
 }
 
 /**
@@ -189,6 +189,10 @@ export class LlamaCppModel extends LocalModel {
   private readonly runtime: GenerationRuntime;
   protected readonly target: PlanTarget;
   private readonly pool: SlotPool;
+  readonly planner: StepPlanner;
+  private readonly clock: StepClock | undefined;
+  /** Measures the step cost on an empty sequence before the model serves (servers: see calibrate-steps.ts). */
+  readonly calibrate: () => Promise<void>;
 
   constructor(
     options: LlamaCppModelOptions,
@@ -208,20 +212,28 @@ export class LlamaCppModel extends LocalModel {
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
-    const chunker = new PrefillChunker(options.parallel === 1);
-    const barrier = options.decodeBarrier === false ? undefined : new DecodeBarrier((ms, withChunk) => chunker.recordStep(ms, withChunk));
+    const device = options.llama.gpu === false || model.gpuLayers === 0 ? "cpu" : "gpu";
+    const planner = new StepPlanner({ device, soleSequence: options.parallel === 1, generating: () => barrier.generating });
+    const barrier = new DecodeBarrier((ms) => planner.stepStarted(ms));
+    this.planner = planner;
+    this.clock = StepClock.attach(context, () => barrier.generating > 0);
+    this.calibrate = () => calibrateStepCost(model, sequences[0]!, device).then((parts) => planner.calibrated(parts));
     const vocabulary = vocabularyOf(model, options.path, promptThread);
     this.pool = pool;
     const threadPool = parts.pool;
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
     // The lane's own request holds a slot of the main context too.
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
-    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, chunker, steps, lane: parts.lane };
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }
 
   protected run(plan: GenerationPlan, signal?: AbortSignal): AsyncIterable<GenerationEvent> {
     return runGeneration(this.runtime, plan, signal);
+  }
+
+  stepStats(): StepStats | undefined {
+    return this.clock && { ...this.clock.stats };
   }
 
   cacheStats(): PrefixCacheStats {
