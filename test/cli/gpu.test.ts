@@ -66,7 +66,8 @@ describe("kiln serve on the CPU", () => {
 
   it("--gpu-layers 0 runs the model on the CPU, whatever GPU the machine has", async () => {
     const line = await startupLine(["--gpu-layers", "0", "--ctx-size", "1024"]);
-    expect(line).toMatch(/^model smollm2-135m \(default\): 31 layers on the CPU, KV cache \d+ MiB in RAM, context 1024 × 1, file 94 MiB/);
+    // A GPU build may still keep compute buffers in VRAM (node-llama-cpp's estimate then names both memories).
+    expect(line).toMatch(/^model smollm2-135m \(default\): 31 layers on the CPU, KV cache [^,]*\d+ MiB in RAM, context 1024 × 1, file 94 MiB/);
   });
 
   it("answers a context far beyond memory with one line naming the memory needed and free, and exits non-zero", async () => {

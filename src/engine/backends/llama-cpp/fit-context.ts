@@ -3,7 +3,7 @@
  * the memory needed and the memory free when a context does not fit. The figures are node-llama-cpp's estimates
  * (GgufInsights.estimateContextResourceRequirementsV2), the same it checks before it allocates a context.
  */
-import { InsufficientMemoryError, type Llama, type LlamaModel } from "node-llama-cpp";
+import { InsufficientMemoryError, readGgufFileInfo, type GgufFileInfo, type Llama, type LlamaModel } from "node-llama-cpp";
 import { EngineError } from "../../../errors/engine-error.js";
 
 /** A default context is never smaller than this per sequence (or than the train context, when that is smaller). */
@@ -42,6 +42,8 @@ export interface ContextChoice {
 export interface ContextShape {
   sequences: number;
   lane: boolean;
+  /** KV cells (tokens × sequences) the main context may hold at most (kvCellLimit). */
+  maxCells?: number;
 }
 
 /** Bytes each memory may take. */
@@ -60,14 +62,15 @@ interface MemoryBudget {
 export async function chooseContextSize(llama: Llama, model: LlamaModel, shape: ContextShape): Promise<ContextChoice> {
   const train = model.trainContextSize;
   const onGpu = model.gpuLayers > 0;
-  const cap = onGpu ? train : Math.min(train, CPU_DEFAULT_CONTEXT_CAP);
+  const cellCap = Math.floor((shape.maxCells ?? Number.POSITIVE_INFINITY) / shape.sequences / LLAMA_CONTEXT_PAD) * LLAMA_CONTEXT_PAD;
+  const cap = Math.min(onGpu ? train : Math.min(train, CPU_DEFAULT_CONTEXT_CAP), cellCap);
   const budget = await memoryBudget(llama, onGpu);
   const fits = async (size: number): Promise<boolean> => {
     const need = await contextNeeds(model, size, shape);
     return need.cpuRam <= budget.ram && need.gpuVram <= budget.vram;
   };
   const size = await largestFitting(Math.min(train, MIN_DEFAULT_CONTEXT), cap, fits);
-  if (size < cap) return { size, source: "memory" };
+  if (size < cap || cap === cellCap) return { size, source: "memory" };
   return { size, source: cap < train ? "cpu-cap" : "train" };
 }
 
@@ -124,9 +127,79 @@ export async function describeShortfall(llama: Llama, model: LlamaModel, size: n
   return `needs ${formatBytes(need.cpuRam)} of RAM, ${formatBytes(ram.free)} free (of ${formatBytes(ram.total)})`;
 }
 
+/** llama.cpp sizes each sequence's KV cache in multiples of this many tokens. */
+const LLAMA_CONTEXT_PAD = 256;
+
+/**
+ * llama.cpp's Vulkan backend keeps each layer's K cache and V cache in one buffer each, and a tensor of 4 GiB or more
+ * aborts the whole process (ggml-backend.cpp: "pre-allocated tensor (cache_k_l0) in a buffer (Vulkan0) that cannot run
+ * the operation"), in node-llama-cpp's memory estimate as much as in the context itself, before any memory check can
+ * refuse it: seen on an H200 with Qwen2.5-Coder-1.5B (a 256-wide K cache) at 8M cells, while 7.3M cells were refused
+ * cleanly for want of VRAM.
+ */
+const VULKAN_MAX_KV_TENSOR = 4 * 1024 ** 3;
+
+/** A model's KV cache per cell and layer (F16, as kiln's contexts use), from its GGUF metadata. */
+export interface KvShape {
+  layers: number;
+  keyBytes: number;
+  valueBytes: number;
+}
+
+export function kvShapeOf(info: GgufFileInfo): KvShape {
+  const meta = info.architectureMetadata as {
+    block_count?: number; embedding_length?: number;
+    attention?: { head_count?: number | number[]; head_count_kv?: number | number[]; key_length?: number; value_length?: number };
+  };
+  const widest = (value: number | number[] | undefined) => (Array.isArray(value) ? Math.max(0, ...value) : value ?? 0);
+  const heads = widest(meta.attention?.head_count) || 1;
+  const kvHeads = widest(meta.attention?.head_count_kv) || heads;
+  const headSize = (meta.embedding_length ?? 0) / heads;
+  return {
+    layers: meta.block_count ?? 0,
+    keyBytes: kvHeads * (meta.attention?.key_length ?? headSize) * 2,
+    valueBytes: kvHeads * (meta.attention?.value_length ?? headSize) * 2,
+  };
+}
+
+/** The most KV cells (tokens × sequences) one context of the model may hold with these bindings, and why. */
+export interface CellLimit {
+  cells: number;
+  shape?: KvShape;
+}
+
+/** On Vulkan, the cells below VULKAN_MAX_KV_TENSOR per layer's K or V cache; elsewhere no limit. */
+export async function kvCellLimit(llama: Llama, path: string): Promise<CellLimit> {
+  if (llama.gpu !== "vulkan") return { cells: Number.POSITIVE_INFINITY };
+  const shape = kvShapeOf(await readGgufFileInfo(path, { readTensorInfo: false, logWarnings: false }));
+  const widest = Math.max(shape.keyBytes, shape.valueBytes);
+  return { cells: widest > 0 ? Math.floor((VULKAN_MAX_KV_TENSOR - 1) / widest) : Number.POSITIVE_INFINITY, shape };
+}
+
+/**
+ * Refuses, before anything is loaded, a context the Vulkan backend would abort on: one line naming the VRAM its KV
+ * cache needs, or the per-layer size beyond what a Vulkan buffer holds.
+ */
+export async function checkCellLimit(llama: Llama, limit: CellLimit, what: { id: string; path: string; size: number; sequences: number }): Promise<void> {
+  const cells = Math.ceil(what.size / LLAMA_CONTEXT_PAD) * LLAMA_CONTEXT_PAD * what.sequences;
+  if (cells <= limit.cells || !limit.shape) return;
+  const { layers, keyBytes, valueBytes } = limit.shape;
+  const vram = await llama.getVramState();
+  const kv = cells * (keyBytes + valueBytes) * layers;
+  const reason = kv > vram.free
+    ? `needs ${formatBytes(kv)} of VRAM for its KV cache alone, ${formatBytes(vram.free)} free (of ${formatBytes(vram.total)})`
+    : `would put ${formatBytes(cells * Math.max(keyBytes, valueBytes))} in each layer's KV cache, beyond the 4 GiB a Vulkan buffer holds`;
+  throw new EngineError(
+    "backend_failure",
+    `cannot create a context of ${what.sequences} × ${what.size} tokens for ${what.id}: it ${reason}; ask for a smaller context or fewer parallel sequences`,
+    { path: what.path, contextSize: what.size, sequences: what.sequences },
+  );
+}
+
 /** What a failed context creation becomes: with too little memory, one line naming the memory needed and free. */
 export async function contextFailure(llama: Llama, model: LlamaModel, what: { id: string; path: string; size: number; sequences: number }, error: unknown): Promise<EngineError> {
   const context = `a context of ${what.sequences} × ${what.size} tokens`;
+  if (error instanceof EngineError) return error;
   if (error instanceof InsufficientMemoryError) {
     const shortfall = await describeShortfall(llama, model, what.size, what.sequences).catch(() => `does not fit (${error.message})`);
     return new EngineError(

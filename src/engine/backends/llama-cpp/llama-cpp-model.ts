@@ -18,7 +18,7 @@ import { DecodeBarrier } from "./decode-barrier.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
 import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
-import { chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, type ContextChoice } from "./fit-context.js";
+import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
@@ -86,13 +86,16 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
 }
 
 async function openModel(options: LlamaCppModelOptions, promptThread: PromptThread): Promise<LlamaCppModel> {
+  // A context the Vulkan backend would abort on is refused before anything loads (fit-context.ts).
+  const cells = await kvCellLimit(options.llama, options.path);
+  if (options.ctxSize !== undefined) await checkCellLimit(options.llama, cells, { id: options.id, path: options.path, size: options.ctxSize, sequences: options.parallel });
   // "auto" layers leave VRAM for the asked context, or DEFAULT_FIT_CONTEXT per sequence; the default context then takes
   // what memory is left.
-  const fitTokens = (options.ctxSize ?? DEFAULT_FIT_CONTEXT) * options.parallel;
+  const fitTokens = Math.min((options.ctxSize ?? DEFAULT_FIT_CONTEXT) * options.parallel, cells.cells);
   const model = await loadGgufModel(options.llama, options.path, { gpuLayers: options.gpuLayers, fitTokens, warn: options.warn ?? warnOnStderr });
   const lanePossible = options.llama.gpu === false && options.prefillLane !== false && options.parallel > 1;
   const choice: ContextChoice = options.ctxSize !== undefined ? { size: options.ctxSize, source: "asked" }
-    : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model) });
+    : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model), maxCells: cells.cells });
   const ctxSize = choice.size;
   let context: LlamaContext;
   const measured = options.batching?.itemPrioritizationStrategy;

@@ -44,21 +44,41 @@ export async function openLlama(gpu: GpuChoice = "auto", warn: (message: string)
   const options = { build: "never", logLevel: LlamaLogLevel.error, logger: logLlamaCpp } as const;
   if (gpu === false) return getLlama({ ...options, gpu: false });
   if (gpu === "auto" || gpu === true) {
+    let llama: Llama;
     try {
-      return await getLlama({ ...options, gpu: "auto" });
+      llama = await getLlama({ ...options, gpu: "auto" });
     } catch (error) {
       warn(`no GPU build of llama.cpp started (${messageOf(error)}); running on the CPU`);
       return getLlama({ ...options, gpu: false });
     }
+    if (llama.gpu === false || await hasGpuDevice(llama)) return llama;
+    // A GPU build that finds no GPU (a Vulkan loader with only a software driver, which llama.cpp skips): the CPU
+    // build, whose contexts kiln runs with its own threads.
+    await llama.dispose();
+    return getLlama({ ...options, gpu: false });
   }
   await checkGpuAvailable(gpu);
+  let llama: Llama;
   try {
-    return await getLlama({ ...options, gpu });
+    llama = await getLlama({ ...options, gpu });
   } catch (error) {
     // node-llama-cpp has printed why the prebuilt binary did not load; its error itself says only "NoBinaryFoundError".
     const cause = error instanceof Error && error.message !== error.name ? `: ${error.message}` : "";
     throw new EngineError("backend_failure", `${GPU_NAMES[gpu]}: llama.cpp's ${GPU_NAMES[gpu]} build did not start on this machine${cause}`, { gpu }, { cause: error });
   }
+  if (await hasGpuDevice(llama)) return llama;
+  await llama.dispose();
+  throw new EngineError(
+    "invalid_request",
+    `${GPU_NAMES[gpu]} is not available on this machine: llama.cpp's ${GPU_NAMES[gpu]} build started but found no GPU device (it skips software devices); llama.cpp can use the CPU here`,
+    { param: "gpu", gpu },
+  );
+}
+
+/** Whether the opened GPU build sees a device with memory (a GPU, or Apple's unified memory). */
+async function hasGpuDevice(llama: Llama): Promise<boolean> {
+  const vram = await llama.getVramState().catch(() => ({ total: 0 }));
+  return vram.total > 0;
 }
 
 /** A named GPU backend must be one node-llama-cpp finds usable here. */
