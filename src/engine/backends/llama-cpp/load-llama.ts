@@ -6,7 +6,8 @@
 import { open, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import {
-  getLlama, getLlamaGpuTypes, GgufInsights, InsufficientMemoryError, Llama, LlamaLogLevel, readGgufFileInfo, type LlamaGpuType, type LlamaModel,
+  getLlama, getLlamaGpuTypes, GgufInsights, InsufficientMemoryError, Llama, LlamaLogLevel, NoBinaryFoundError, readGgufFileInfo, type LlamaGpuType,
+  type LlamaModel,
 } from "node-llama-cpp";
 import { EngineError } from "../../../errors/engine-error.js";
 import type { GpuBackendName, GpuChoice, GpuLayersChoice } from "../../engine-options.js";
@@ -62,9 +63,11 @@ export async function openLlama(gpu: GpuChoice = "auto", warn: (message: string)
   try {
     llama = await getLlama({ ...options, gpu });
   } catch (error) {
-    // node-llama-cpp has printed why the prebuilt binary did not load; its error itself says only "NoBinaryFoundError".
-    const cause = error instanceof Error && error.message !== error.name ? `: ${error.message}` : "";
-    throw new EngineError("backend_failure", `${GPU_NAMES[gpu]}: llama.cpp's ${GPU_NAMES[gpu]} build did not start on this machine${cause}`, { gpu }, { cause: error });
+    // node-llama-cpp has printed why; its error itself says only "NoBinaryFoundError" when no prebuilt binary loads.
+    const cause = error instanceof NoBinaryFoundError || messageOf(error) === "NoBinaryFoundError"
+      ? `no prebuilt ${GPU_NAMES[gpu]} binary of node-llama-cpp loads here (its optional package @node-llama-cpp/<platform>-${gpu} is missing, or does not run on this system)`
+      : messageOf(error);
+    throw new EngineError("backend_failure", `${GPU_NAMES[gpu]}: llama.cpp's ${GPU_NAMES[gpu]} build did not start on this machine: ${cause}`, { gpu }, { cause: error });
   }
   if (await hasGpuDevice(llama)) return llama;
   await llama.dispose();
