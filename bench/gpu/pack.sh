@@ -42,12 +42,13 @@ tar -C "$stage/kiln" -cJf "$out/kiln.tar.xz" .
 
 # llama-server from the same release, with its own libraries (its CPU and Vulkan backends come from node-llama-cpp).
 lbin="${LLAMA_BIN:-$HOME/.cache/kiln-bench/llama.cpp-dl/build/bin}"
-mkdir -p "$stage/llama"; cp "$lbin/llama-server" "$lbin"/lib*.so* "$stage/llama/" 2>/dev/null || true
-rm -f "$stage"/llama/libggml-cpu*.so
+mkdir -p "$stage/llama"; cp -a "$lbin/llama-server" "$lbin"/lib*.so* "$stage/llama/"
+rm -f "$stage"/llama/libggml-cpu*.so "$stage"/llama/libllama-bench-impl.so
 tar -C "$stage" -cJf "$out/llama.tar.xz" llama
 
-# The Vulkan loader and GL dispatch libraries the machine lacks.
-mkdir -p "$stage/debs" && (cd "$stage/debs" && apt-get download -q libvulkan1 >/dev/null)
+# The Vulkan loader and the GL dispatch libraries the NVIDIA Vulkan driver loads (without libglvnd's, its ICD does
+# not load and node-llama-cpp falls back to the CPU: the first run of this script did).
+mkdir -p "$stage/debs" && (cd "$stage/debs" && apt-get download -q libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null)
 tar -C "$stage" -cJf "$out/debs.tar.xz" debs
 
 # The model's header (metadata, tokenizer, tensor infos): bench/gpu/gen-gguf.mjs writes random weights behind it.

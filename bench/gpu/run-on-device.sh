@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine from the repository root, with bench/gpu/pack.sh's output carried as .cache/gpu: kiln (this
 # build, "after"), kiln (the base commit, "before") and llama-server (same llama.cpp release, Vulkan) serve a
-# random-weight model with a real model's shape, one after the other, under the same load (bench/gpu/load.mjs:
+# random-weight model with a real model's shape, one after the other, under the same load (bench/lib/stream-load.mjs:
 # streaming chat completions, unique ~245-token prompts, 128 tokens out), then node-llama-cpp alone (direct-gpu.mjs).
 # Results go to $OUT (load.jsonl, direct.jsonl, machine.txt, smi.csv, logs). Env: LEVELS, DURATION, SIDES, PARALLEL.
 set -uo pipefail
@@ -15,7 +15,7 @@ log() { echo "[$(date +%T)] $*" | tee -a "$out/run.log"; }
 export PATH="$w:$PATH"
 [ -d "$root/node_modules" ] || tar -C "$root" -xJf "$g/kiln.tar.xz"
 [ -d "$w/llama" ] || tar -C "$w" -xJf "$g/llama.tar.xz"
-if ! ldconfig -p | grep -q libvulkan.so.1; then
+if ! ldconfig -p | grep -q libGLdispatch.so.0; then
   tar -C "$w" -xJf "$g/debs.tar.xz"; for d in "$w"/debs/*.deb; do dpkg -x "$d" /; done; ldconfig
 fi
 icd="$(ls /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json 2>/dev/null | head -1)"
@@ -46,14 +46,14 @@ for side in $sides; do
   pid=$!
   started=$(date +%s.%N)
   if ! wait_ready "$port" "$health"; then log "$side: not ready"; kill "$pid"; continue; fi
-  log "$side: ready in $(echo "$(date +%s.%N) - $started" | bc) s"
-  URL="http://127.0.0.1:$port" LEVELS=4 DURATION=3 LONG_WORDS=0 TAG="$side-warm" node bench/gpu/load.mjs > /dev/null 2>&1
-  URL="http://127.0.0.1:$port" LEVELS="$levels" DURATION="$duration" LONG_WORDS="${LONG_WORDS:-6000}" TAG="$side" \
-    JSON_OUT="$out/load.jsonl" timeout 300 node bench/gpu/load.mjs 2>&1 | tail -n +1 >> "$out/run.log"
+  log "$side: ready in $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $started }") s"
+  URL="http://127.0.0.1:$port" LEVELS=4 DURATION=3 LONG_WORDS=0 TAG="$side-warm" node bench/lib/stream-load.mjs > /dev/null 2>&1
+  URL="http://127.0.0.1:$port" LEVELS="$levels" DURATION="$duration" LONG_WORDS="${LONG_WORDS:-3000}" TAG="$side" \
+    JSON_OUT="$out/load.jsonl" timeout 300 node bench/lib/stream-load.mjs 2>&1 | tail -n +1 >> "$out/run.log"
   curl -s "http://127.0.0.1:$port/metrics" > "$out/metrics-$side.txt" 2>/dev/null
   kill "$pid"; wait "$pid" 2>/dev/null
 done
-log "direct"
-timeout 180 node bench/gpu/direct-gpu.mjs "$w/model.gguf" > "$out/direct.jsonl" 2>> "$out/run.log"
+if [ -z "${SKIP_DIRECT:-}" ]; then log "direct"
+timeout 180 node bench/gpu/direct-gpu.mjs "$w/model.gguf" > "$out/direct.jsonl" 2>> "$out/run.log"; fi
 kill "$smi" 2>/dev/null
 log "done"

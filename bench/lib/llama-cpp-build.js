@@ -1,24 +1,28 @@
 /**
  * llama-server as a fair peer: built from the llama.cpp source bundle that ships inside node-llama-cpp (the same
- * release as its prebuilt binaries), with the same runtime CPU-variant dispatch (GGML_BACKEND_DL + all variants).
- * The build (~15 minutes on 2 cores) lives in a cache folder outside the repository and is reused across runs.
+ * release as its prebuilt binaries) with dynamically loaded backends and no CPU backend of its own: it loads
+ * node-llama-cpp's prebuilt CPU backends (every variant; the loader picks the best for this CPU, as kiln's does), so
+ * both sides run the very same kernels. With BENCH_LLAMA_VULKAN=1 it also gets node-llama-cpp's Vulkan backend.
+ * The build (~10 minutes on 2 cores: llama-server and its libraries only) lives in a cache folder outside the
+ * repository and is reused across runs.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { availableParallelism, homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const BUNDLE = fileURLToPath(new URL("../../node_modules/node-llama-cpp/llama/gitRelease.bundle", import.meta.url));
+const PREBUILT = fileURLToPath(new URL("../../node_modules/@node-llama-cpp/", import.meta.url));
 const TARGETS = ["llama-server"];
 const BUILD_TARGETS = ["llama-server", "llama-bench"];
-const CMAKE_FLAGS = ["-DGGML_NATIVE=OFF", "-DGGML_BACKEND_DL=ON", "-DGGML_CPU_ALL_VARIANTS=ON", "-DLLAMA_CURL=OFF",
-  "-DCMAKE_BUILD_TYPE=Release"];
+const CMAKE_FLAGS = ["-DGGML_NATIVE=OFF", "-DGGML_BACKEND_DL=ON", "-DGGML_CPU=OFF", "-DLLAMA_CURL=OFF",
+  "-DLLAMA_BUILD_TESTS=OFF", "-DCMAKE_BUILD_TYPE=Release"];
 
 /** Where the llama.cpp checkout and build live: BENCH_LLAMA_CPP_DIR, else ~/.cache/kiln-bench/llama.cpp. */
 export function llamaCppDir(env = process.env) {
   if (env.BENCH_LLAMA_CPP_DIR) return env.BENCH_LLAMA_CPP_DIR;
-  return join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "kiln-bench", "llama.cpp");
+  return join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "kiln-bench", "llama.cpp-dl");
 }
 
 function run(cmd, args, cwd, log) {
@@ -57,6 +61,19 @@ function dropCrashingVariants(binDir, modelPath, threads, log) {
 }
 
 /**
+ * Puts node-llama-cpp's prebuilt backends of `platform` beside llama-server, where its loader looks: the CPU variants
+ * once (a variant dropped for crashing stays dropped), the Vulkan backend when that platform has one.
+ */
+function copyPrebuiltBackends(binDir, platform, log) {
+  const from = join(PREBUILT, platform, "bins", platform);
+  const backends = readdirSync(from).filter((name) => /^libggml-(cpu-.+|vulkan)\.so$/.test(name));
+  const haveCpu = readdirSync(binDir).some((name) => name.startsWith("libggml-cpu-"));
+  const wanted = backends.filter((name) => !(haveCpu && name.startsWith("libggml-cpu-")) && !existsSync(join(binDir, name)));
+  for (const name of wanted) copyFileSync(join(from, name), join(binDir, name));
+  if (wanted.length > 0) log(`llama-server backends from node-llama-cpp's ${platform} prebuilt: ${wanted.join(", ")}`);
+}
+
+/**
  * Ensures llama-server (plus `extraTargets`, e.g. llama-bench, llama-batched-bench) exists; returns the paths and
  * the source commit. llama-bench, when built, checks the CPU variant first (see dropCrashingVariants).
  */
@@ -65,6 +82,7 @@ export function ensureLlamaCpp({ modelPath, threads, log = console.error, env = 
   const binDir = join(dir, "build", "bin");
   const targets = [...TARGETS, ...extraTargets];
   if (targets.some((t) => !existsSync(join(binDir, t)))) buildMissing(dir, binDir, log, [...new Set([...BUILD_TARGETS, ...extraTargets])]);
+  copyPrebuiltBackends(binDir, env.BENCH_LLAMA_VULKAN === "1" ? "linux-x64-vulkan" : "linux-x64", log);
   const removedVariants = dropCrashingVariants(binDir, modelPath, threads, log);
   const commit = execFileSync("git", ["-C", dir, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
   return {

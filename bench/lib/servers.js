@@ -13,14 +13,14 @@ const KILN_BIN = fileURLToPath(new URL("../../bin/kiln.js", import.meta.url));
 /**
  * Starts `kiln serve` on the benchmark model.
  * @param {import("./config.js").Settings} settings
- * @param {{ parallel?: number, prefixCache?: boolean, home?: string, model?: string, extraArgs?: string[] }} [overrides] `home`: the KILN_HOME
+ * @param {{ parallel?: number, prefixCache?: boolean, home?: string, model?: string, extraArgs?: string[], bin?: string }} [overrides] `home`: the KILN_HOME
  *   (default: a fresh one, so every start begins with an empty prefix cache, in RAM and on disk); `model`: a model
- *   reference, by default `name=<settings.modelPath>`
+ *   reference, by default `name=<settings.modelPath>`; `bin`: another checkout's bin/kiln.js (before/after comparisons)
  */
-export async function startKiln(settings, { parallel = settings.parallel, prefixCache = true, home, model = `${settings.modelName}=${settings.modelPath}`, extraArgs = [] } = {}) {
+export async function startKiln(settings, { parallel = settings.parallel, prefixCache = true, home, model = `${settings.modelName}=${settings.modelPath}`, extraArgs = [], bin = KILN_BIN } = {}) {
   const kilnHome = home ?? mkdtempSync(join(tmpdir(), "kiln-bench-home-"));
   const port = await findFreePort();
-  const args = [KILN_BIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--model", model,
+  const args = [bin, "serve", "--host", "127.0.0.1", "--port", String(port), "--model", model,
     "--parallel", String(parallel), "--ctx-size", String(settings.ctxPerSequence), "--threads", String(settings.threads),
     "--log-level", "error"];
   if (!prefixCache) args.push("--no-prefix-cache");

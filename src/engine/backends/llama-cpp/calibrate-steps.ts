@@ -1,14 +1,16 @@
 /**
  * Measures a model's step cost at load (see step-cost.ts): on an empty sequence, one step of many prompt tokens and
- * steps of one token, after a first evaluation that pays for what a first step pays once (GPU pipelines, pages of
- * the weights). The line through the two sizes gives the fixed part and the per-token part.
+ * steps of one token. The line through the two sizes gives the fixed part and the per-token part. On a GPU a first
+ * evaluation pays for the pipelines once and is not timed; on a CPU that would double the cost of a measurement
+ * that is already a second for a 1.5B model on 2 cores, and a first step slowed by reading the weights only makes
+ * the first budgets smaller until the steps that follow correct the fit.
  */
 import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import { partsFromCalibration, type StepDevice } from "./step-planner.js";
 import type { StepCostParts } from "./step-cost.js";
 
 /** Prompt tokens in the large step: enough to show the per-token part, cheap enough on a small CPU. */
-const CALIBRATION_TOKENS: Record<StepDevice, number> = { cpu: 64, gpu: 256 };
+const CALIBRATION_TOKENS: Record<StepDevice, number> = { cpu: 32, gpu: 256 };
 const SINGLE_STEPS = 3;
 
 export async function calibrateStepCost(model: LlamaModel, sequence: LlamaContextSequence, device: StepDevice): Promise<StepCostParts> {
@@ -16,8 +18,10 @@ export async function calibrateStepCost(model: LlamaModel, sequence: LlamaContex
   const words = model.tokenize("The quick brown fox jumps over the lazy dog while the server measures its steps. ");
   const tokens = Array.from({ length: count + SINGLE_STEPS }, (_, i) => words[i % words.length]!) as Token[];
   try {
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, count));
-    await sequence.clearHistory();
+    if (device === "gpu") {
+      await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, count));
+      await sequence.clearHistory();
+    }
     let started = performance.now();
     await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, count));
     const manyMs = performance.now() - started;

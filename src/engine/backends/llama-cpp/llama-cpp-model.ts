@@ -3,7 +3,6 @@
  * allocates contextSize × sequences KV cells, so every sequence can hold a full ctxSize), a slot pool with prefix
  * affinity over those sequences, and the request → token plan translation.
  */
-import { freemem } from "node:os";
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
 import type { ModelInfo, PrefixCacheStats, StepStats } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
@@ -15,18 +14,17 @@ import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
 import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
-import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
 import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
-import { StepPlanner } from "./step-planner.js";
-import { laneSupports, PrefillLane, type PrefillLaneParts } from "./prefill-lane.js";
-import { readPrefixCacheKey } from "./prefix-cache-key.js";
-import { PrefixDiskCache } from "./prefix-disk-cache.js";
-import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
+import { StepPlanner, type StepDevice } from "./step-planner.js";
+import { laneSupports, PrefillLane } from "./prefill-lane.js";
+import type { PrefixDiskCache } from "./prefix-disk-cache.js";
+import type { AttachedThreadPool } from "./thread-pool.js";
+import { laneFitsAtLoad, openDiskTier, openLaneContext, useCpuThreads } from "./model-parts.js";
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { StepInterrupter } from "./step-interrupter.js";
 import { SlotPool } from "./slot-pool.js";
@@ -93,7 +91,9 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   // what memory is left.
   const fitTokens = Math.min((options.ctxSize ?? DEFAULT_FIT_CONTEXT) * options.parallel, cells.cells);
   const model = await loadGgufModel(options.llama, options.path, { gpuLayers: options.gpuLayers, fitTokens, warn: options.warn ?? warnOnStderr });
-  const lanePossible = options.llama.gpu === false && options.prefillLane !== false && options.parallel > 1;
+  // The CPU machinery (core share, thread pools, the prefill lane) pays only where every layer runs on the CPU.
+  const device: StepDevice = options.llama.gpu === false || model.gpuLayers === 0 ? "cpu" : "gpu";
+  const lanePossible = device === "cpu" && options.prefillLane !== false && options.parallel > 1;
   const choice: ContextChoice = options.ctxSize !== undefined ? { size: options.ctxSize, source: "asked" }
     : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model), maxCells: cells.cells });
   const ctxSize = choice.size;
@@ -110,7 +110,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     await model.dispose();
     throw failure;
   }
-  const cores = options.llama.gpu === false ? new CoreSplit(new CoreShare(options.threads)) : undefined;
+  const cores = device === "cpu" ? new CoreSplit(new CoreShare(options.threads)) : undefined;
   const cpu = cores ? useCpuThreads(context, model, options.threads, () => cores.mainCores()) : undefined;
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, choice);
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
@@ -119,68 +119,20 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   if (lane && options.warmUp) lane.warmUp(() => laneFitsAtLoad(model, ctxSize));
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { pool: cpu?.pool, disk, lane, cores });
+  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores });
   // A server measures its step cost before its first request, which the planner then sizes right from the start.
-  if (options.warmUp) await loaded.calibrate();
+  if (options.warmUp) {
+    await loaded.calibrate();
+    const { fixed, perToken } = loaded.planner.cost.parts;
+    info.details = { ...info.details, stepCostAtLoad: { fixedMs: round3(fixed), perTokenMs: round3(perToken) } };
+  }
   return loaded;
-}
-
-/**
- * A server opens the lane's context beside the load, so that its first long prompt (an agent's first turn) does not
- * wait for it, when the context takes at most this share of the memory the machine has available; otherwise, at the
- * first long prompt.
- */
-const LANE_WARM_MEMORY_SHARE = 0.25;
-
-async function laneFitsAtLoad(model: LlamaModel, ctxSize: number): Promise<boolean> {
-  const { cpuRam } = await model.fileInsights.estimateContextResourceRequirementsV2({ contextSize: ctxSize, sequences: 1, modelGpuLayers: 0 });
-  return cpuRam <= freemem() * LANE_WARM_MEMORY_SHARE;
-}
-
-/** The prefill lane's context and what runs it; a context that cannot be created (memory) costs the lane, not the model. */
-async function openLaneContext(model: LlamaModel, ctxSize: number, options: LlamaCppModelOptions, cores: CoreSplit): Promise<PrefillLaneParts | undefined> {
-  let context: LlamaContext;
-  try {
-    context = await model.createContext({ contextSize: ctxSize, sequences: 1, threads: options.threads });
-  } catch {
-    return undefined;
-  }
-  const { pool } = useCpuThreads(context, model, options.threads, () => cores.laneCores());
-  const steps = pool && StepInterrupter.attach(context, (on) => pool.interrupt(on));
-  return { context, mainStreams: options.parallel, steps, cores, release: () => pool?.release() };
-}
-
-/** The disk tier when configured; a folder that cannot be used costs a warning and the tier, not the model. */
-async function openDiskTier(options: LlamaCppModelOptions, context: LlamaContext): Promise<PrefixDiskCache | undefined> {
-  const settings = options.prefixCacheDisk;
-  if (!settings) return undefined;
-  try {
-    return await PrefixDiskCache.open(await readPrefixCacheKey(options.path, options.llama, context), settings);
-  } catch (error) {
-    const warn = settings.warn ?? ((message: string) => void process.stderr.write(`kiln: ${message}\n`));
-    warn(`prefix cache: no disk tier for ${options.id} (${error instanceof Error ? error.message : String(error)})`);
-    return undefined;
-  }
-}
-
-/** How a CPU context runs its decode steps, as shown in the model's details. */
-type CpuThreading = "persistent pool" | `one thread below ${number} tokens` | "fixed";
-
-/**
- * CPU decoding: a persistent thread pool when the native module can attach one; otherwise steps of few tokens run on
- * one thread, which beats starting fresh worker threads for every step (see decode-threads.ts). Either way no step
- * uses more threads than the cores the process is getting (core-share.ts).
- */
-function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number, cores: () => number): { pool?: AttachedThreadPool; threading: CpuThreading } {
-  const pool = attachThreadPool(context, model, threads);
-  const minTokensForAllThreads = pool?.pooled ? 0 : DEFAULT_MIN_TOKENS_FOR_ALL_THREADS;
-  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores, use: pool?.pooled ? pool.use : undefined });
-  if (pool?.pooled) return { pool, threading: "persistent pool" };
-  return { pool, threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
 }
 
 /** What a loaded model holds beside its context, where the machine and settings allow it. */
 interface ModelParts {
+  /** Where its layers run: the step planner's starting guess and calibration size. */
+  device: StepDevice;
   pool?: AttachedThreadPool;
   disk?: PrefixDiskCache;
   lane?: PrefillLane;
@@ -204,7 +156,7 @@ export class LlamaCppModel extends LocalModel {
     readonly info: ModelInfo,
     ctxSize: number,
     promptThread: PromptThread,
-    private readonly parts: ModelParts = {},
+    private readonly parts: ModelParts,
   ) {
     super();
     this.parallel = options.parallel;
@@ -215,12 +167,11 @@ export class LlamaCppModel extends LocalModel {
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
-    const device = options.llama.gpu === false || model.gpuLayers === 0 ? "cpu" : "gpu";
-    const planner = new StepPlanner({ device, soleSequence: options.parallel === 1, generating: () => barrier.generating });
+    const planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating });
     const barrier = new DecodeBarrier((ms) => planner.stepStarted(ms));
     this.planner = planner;
     this.clock = StepClock.attach(context, () => barrier.generating > 0);
-    this.calibrate = () => calibrateStepCost(model, sequences[0]!, device).then((parts) => planner.calibrated(parts));
+    this.calibrate = () => calibrateStepCost(model, sequences[0]!, parts.device).then((parts) => planner.calibrated(parts));
     const vocabulary = vocabularyOf(model, options.path, promptThread);
     this.pool = pool;
     const threadPool = parts.pool;
@@ -253,4 +204,8 @@ export class LlamaCppModel extends LocalModel {
     this.parts.pool?.release();
     await this.model.dispose();
   }
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
 }

@@ -5,11 +5,12 @@
  * Every step carries each generating sequence's next token; prompt tokens fill a per-step budget, oldest request
  * first (a request that arrived earlier gets its first token earlier, and a short prompt behind a long one waits at
  * most the long one's share of a step). The budget comes from the measured cost of a step (step-cost.ts):
- * - while others generate, prompt tokens may stretch their step by SHARED_STRETCH of its cost or by STALL_FLOOR_MS,
- *   whichever is more: on a CPU a token costs a lot and the stretch keeps their tokens flowing (a chunk costing a
- *   whole step gave 2.5× their time per token at the median and 4× at p95 under load:
- *   bench/results/2026-11-24-vm-long-prompts.md); on a GPU a step costs about the same for 1 or 500 tokens, and the
- *   floor lets whole prompts in at once;
+ * - while others generate, each waiting request may stretch their step by SHARED_STRETCH of its cost: on a CPU a
+ *   token costs a lot and the stretch keeps their tokens flowing (a chunk costing a whole step gave 2.5× their time
+ *   per token at the median and 4× at p95 under load: bench/results/2026-11-24-vm-long-prompts.md); on a GPU a step
+ *   costs about the same for 1 or 500 tokens, so the same rule lets whole prompts in at once. The budget grows with
+ *   the requests waiting, so prompt work keeps up with arrivals, and goes to the oldest first, so they finish one
+ *   after another rather than all late together;
  * - alone, a step lasts about ALONE_STEP_MS and holds at least MIN_ALONE_TOKENS, more deep in a prompt: smaller
  *   batches cost prompt speed, and more so as the context grows (llama-bench on Qwen2.5-Coder-0.5B, 2 threads:
  *   64-token batches 9% slower than 512 at depth 0, 32-token ones 2× slower at depth 4k, where 128 are as fast as 512;
@@ -30,10 +31,8 @@ import { StepCostModel, type StepCostParts } from "./step-cost.js";
 export const WHOLE_PROMPT_TOKENS = 64;
 /** node-llama-cpp's batch: the most tokens one step evaluates. */
 export const MAX_STEP_TOKENS = 512;
-/** How much longer than their own step the generating sequences' step may grow with prompt tokens in it. */
+/** How much longer than their own step the generating sequences' step may grow per request waiting. */
 const SHARED_STRETCH = 0.5;
-/** ...or by this many milliseconds, whichever is more. */
-const STALL_FLOOR_MS = 100;
 /** Target duration of a step of prompt tokens alone. */
 const ALONE_STEP_MS = 500;
 const MIN_ALONE_TOKENS = 128;
@@ -122,7 +121,7 @@ export class StepPlanner {
   /** The step's prompt-token budget, handed out oldest request first. */
   private grantStep(): void {
     this.granted = true;
-    this.left = this.budget(this.options.generating(), this.queue[0]?.depth ?? 0);
+    this.left = this.budget(this.options.generating(), this.queue[0]?.depth ?? 0, this.queue.length);
     for (const ticket of this.queue) this.give(ticket);
   }
 
@@ -131,16 +130,18 @@ export class StepPlanner {
     this.left -= ticket.grant;
   }
 
-  /** Prompt tokens for one step beside `decoding` generating sequences, the first prompt `depth` tokens deep. */
-  budget(decoding: number, depth: number): number {
+  /**
+   * Prompt tokens for one step beside `decoding` generating sequences, the first prompt `depth` tokens deep, with
+   * `waiting` requests evaluating prompts.
+   */
+  budget(decoding: number, depth: number, waiting = 1): number {
     if (this.options.soleSequence) return MAX_STEP_TOKENS;
     const marginal = this.cost.marginalMs(depth);
     if (decoding === 0) {
       const minAlone = clamp(Math.round(depth / DEPTH_PER_ALONE_TOKEN), MIN_ALONE_TOKENS, MAX_STEP_TOKENS);
       return clamp(Math.floor((ALONE_STEP_MS - this.cost.parts.fixed) / marginal), minAlone, MAX_STEP_TOKENS);
     }
-    const decodeMs = this.cost.ms({ tokens: decoding });
-    const stretch = Math.max(SHARED_STRETCH * decodeMs, STALL_FLOOR_MS);
+    const stretch = SHARED_STRETCH * Math.max(1, waiting) * this.cost.ms({ tokens: decoding });
     return clamp(Math.floor(stretch / marginal), 1, MAX_STEP_TOKENS - decoding);
   }
 

@@ -1,0 +1,68 @@
+/**
+ * What a loaded llama.cpp model holds beside its context where the machine and settings allow it: the CPU's thread
+ * pool and per-step threads, the prefill lane's context, the prefix cache's disk tier.
+ */
+import { freemem } from "node:os";
+import type { LlamaContext, LlamaModel } from "node-llama-cpp";
+import type { CoreSplit } from "./core-share.js";
+import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
+import type { LlamaCppModelOptions } from "./llama-cpp-model.js";
+import type { PrefillLaneParts } from "./prefill-lane.js";
+import { readPrefixCacheKey } from "./prefix-cache-key.js";
+import { PrefixDiskCache } from "./prefix-disk-cache.js";
+import { StepInterrupter } from "./step-interrupter.js";
+import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
+
+/**
+ * A server opens the lane's context beside the load, so that its first long prompt (an agent's first turn) does not
+ * wait for it, when the context takes at most this share of the memory the machine has available; otherwise, at the
+ * first long prompt.
+ */
+const LANE_WARM_MEMORY_SHARE = 0.25;
+
+export async function laneFitsAtLoad(model: LlamaModel, ctxSize: number): Promise<boolean> {
+  const { cpuRam } = await model.fileInsights.estimateContextResourceRequirementsV2({ contextSize: ctxSize, sequences: 1, modelGpuLayers: 0 });
+  return cpuRam <= freemem() * LANE_WARM_MEMORY_SHARE;
+}
+
+/** The prefill lane's context and what runs it; a context that cannot be created (memory) costs the lane, not the model. */
+export async function openLaneContext(model: LlamaModel, ctxSize: number, options: LlamaCppModelOptions, cores: CoreSplit): Promise<PrefillLaneParts | undefined> {
+  let context: LlamaContext;
+  try {
+    context = await model.createContext({ contextSize: ctxSize, sequences: 1, threads: options.threads });
+  } catch {
+    return undefined;
+  }
+  const { pool } = useCpuThreads(context, model, options.threads, () => cores.laneCores());
+  const steps = pool && StepInterrupter.attach(context, (on) => pool.interrupt(on));
+  return { context, mainStreams: options.parallel, steps, cores, release: () => pool?.release() };
+}
+
+/** The disk tier when configured; a folder that cannot be used costs a warning and the tier, not the model. */
+export async function openDiskTier(options: LlamaCppModelOptions, context: LlamaContext): Promise<PrefixDiskCache | undefined> {
+  const settings = options.prefixCacheDisk;
+  if (!settings) return undefined;
+  try {
+    return await PrefixDiskCache.open(await readPrefixCacheKey(options.path, options.llama, context), settings);
+  } catch (error) {
+    const warn = settings.warn ?? ((message: string) => void process.stderr.write(`kiln: ${message}\n`));
+    warn(`prefix cache: no disk tier for ${options.id} (${error instanceof Error ? error.message : String(error)})`);
+    return undefined;
+  }
+}
+
+/** How a CPU context runs its decode steps, as shown in the model's details. */
+type CpuThreading = "persistent pool" | `one thread below ${number} tokens` | "fixed";
+
+/**
+ * CPU decoding: a persistent thread pool when the native module can attach one; otherwise steps of few tokens run on
+ * one thread, which beats starting fresh worker threads for every step (see decode-threads.ts). Either way no step
+ * uses more threads than the cores the process is getting (core-share.ts).
+ */
+export function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number, cores: () => number): { pool?: AttachedThreadPool; threading: CpuThreading } {
+  const pool = attachThreadPool(context, model, threads);
+  const minTokensForAllThreads = pool?.pooled ? 0 : DEFAULT_MIN_TOKENS_FOR_ALL_THREADS;
+  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores, use: pool?.pooled ? pool.use : undefined });
+  if (pool?.pooled) return { pool, threading: "persistent pool" };
+  return { pool, threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
+}
