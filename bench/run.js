@@ -64,7 +64,11 @@ async function main() {
     if (settings.phases.includes("core")) await runCorePhases(settings, direct, result, startPeer, notes, systemWords);
     if (settings.phases.includes("long")) {
       // Two sequences, each large enough for the longest prompt plus a stream.
-      const longSettings = { ...settings, parallel: 2, ctxPerSequence: Math.max(...settings.longPromptLengths, settings.itlPromptTokens) + 2048 };
+      // llama-server caps a slot at the model's training context (8,192 tokens for the default model), so the
+      // prompt another client sends during a stream is sized to fit it, with room for the answer.
+      const itlPromptTokens = Math.min(settings.itlPromptTokens, direct.model.trainContextSize - 1024);
+      if (itlPromptTokens < settings.itlPromptTokens) notes.push(`ITL and disconnect prompt: ${itlPromptTokens} tokens (the model's training context is ${direct.model.trainContextSize}).`);
+      const longSettings = { ...settings, itlPromptTokens, parallel: 2, ctxPerSequence: Math.max(...settings.longPromptLengths, itlPromptTokens) + 2048 };
       servers = [await tryStart("kiln", () => startKiln(longSettings), notes),
         await tryStart("llama-server", () => startPeer({ parallel: 2 }, longSettings), notes)].filter(Boolean);
       result.longPrompts = { settings: { parallel: 2, ctxPerSequence: longSettings.ctxPerSequence, disconnectAfterMs: settings.disconnectAfterMs, itlStreamTokens: settings.itlStreamTokens },

@@ -252,8 +252,8 @@ describe("an abandoned prefill", () => {
 
   it("is saved to disk when long, so a retry after a restart starts from disk", async () => {
     const dir = join(home, "abandoned-disk");
-    // Aborted at its start, the request evaluates only its first prompt chunk (128 tokens on a fresh model; two
-    // sequences, since one evaluates whole batches and this prompt fits in one).
+    // Aborted at its start, the request evaluates only its first prompt chunk (here all of the prompt but its last
+    // token, which fits one step), and generates nothing.
     const small = { parallel: 2, prefixCacheDisk: { dir, maxBytes: 1024 ** 3, minTokens: 16, warn: () => {} } };
     const engine = await openEngine(dir, small);
     try {

@@ -104,11 +104,13 @@ async function decodeTokens(
     const prompt = plan.prompt.slice(evaluated) as Token[];
     // After the lane a client already gone gets no further chunk: its first chunk was the lane's.
     const chunked = runtime.planner && !(laned !== undefined && stopped()) ? await evaluateChunks(runtime.planner, lease, prompt, pacer, stopped, firstChunkDone) : 0;
-    firstChunkDone();
+    // A prompt that went whole into its first step (with its first token) is that first chunk: interruptible after it.
+    if (chunked > 0 || laned !== undefined) firstChunkDone();
     const metadata = { confidence: top !== undefined, probabilities: (top ?? 0) > 0 };
     const steps = stopped() ? undefined : lease.sequence.evaluateWithMetadata(prompt.slice(chunked), metadata, options);
     if (!steps) reason = "aborted";
     for await (const step of steps ?? []) {
+      if (!interruptible) firstChunkDone();
       if (stopped()) { reason = "aborted"; break; }
       const logprobs = top !== undefined ? [toLogprob(runtime.model, step, top)] : undefined;
       const { events, finished } = tokens.push(step.token, logprobs);
@@ -150,14 +152,17 @@ async function evaluateChunks(
   const ticket = planner.enqueue(prompt.length, lease.sequence.nextTokenIndex);
   pacer.startPrefill();
   try {
-    // The first chunk is evaluated even for a client already gone, so its retry finds part of the prompt cached.
+    // The first chunk is evaluated even for a client already gone, so its retry finds part of the prompt cached
+    // (all but its last token when the whole prompt fits the step).
     while (!(done > 0 && stopped())) {
       const size = planner.take(ticket);
-      if (size >= prompt.length - done) break;
-      if (size > 0) {
-        await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + size));
+      const rest = prompt.length - done;
+      if (size >= rest && !(done === 0 && stopped())) break;
+      const chunk = Math.min(size, rest - 1);
+      if (chunk > 0) {
+        await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + chunk));
         if (done === 0) onFirstChunk();
-        done += size;
+        done += chunk;
       }
       await pacer.arrive();
     }
