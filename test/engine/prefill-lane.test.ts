@@ -37,7 +37,13 @@ afterAll(async () => {
   await llama?.dispose();
 });
 
-/** A raw completion of a counting text from `from` (about 5 tokens per number: 300 numbers are ~1,500 tokens). */
+/**
+ * A raw completion of a counting text from `from`: 240 numbers from 1 are 1,091 tokens, and from 1000 on each number
+ * is 6 (40 numbers are 239 tokens, 180 are 1,079). The long prompts here are just over the lane's 1,024 uncached
+ * tokens: each is evaluated on one thread, twice where the main context's answer is compared, and longer ones only
+ * cost time (a test that evaluated ~1,600-token prompts and their ~3,200-token extensions twice each took 53 s alone
+ * on a quiet machine and timed out at 120 s in the suite with two other processes busy on 2 cores).
+ */
 const counting = (numbers: number, maxTokens: number, from = 1): CompletionRequest => ({
   model: "m", prompt: Array.from({ length: numbers }, (_, i) => i + from).join(", ") + ",", maxTokens, sampling: { temperature: 0 },
 });
@@ -56,7 +62,7 @@ describe("the prefill lane", () => {
       await laneOf(served).warming;
       expect((await laneOf(served).opening)?.parts.context).toBeDefined();
       const mainBatches = recordBatches(nativeContextOf(served));
-      const answer = await readEvents(served.complete(counting(300, 4)));
+      const answer = await readEvents(served.complete(counting(240, 4)));
       expect(startOf(answer).inputTokens).toBeGreaterThan(1024);
       // The main context evaluated the prompt's last token and the generated ones; the lane did the rest.
       const promptTokensInMain = mainBatches.reduce((sum, batch) => sum + [...batch.values()].reduce((s, n) => s + n, 0), 0);
@@ -74,7 +80,7 @@ describe("the prefill lane", () => {
     await streaming.running;
     const firstBatch = batches.length;
     const before = streaming.tokens();
-    const long = await readEvents(laned.complete(counting(300, 1)));
+    const long = await readEvents(laned.complete(counting(240, 1)));
     const during = streaming.tokens() - before;
     stop.abort();
     await streaming.done;
@@ -87,15 +93,27 @@ describe("the prefill lane", () => {
     expect(during).toBeGreaterThan(10);
   });
 
-  it("answers as the main context does, from an empty slot and from a cached prefix", async () => {
-    const cold = counting(270, 12, 1000);
-    const longer = counting(540, 12, 1000);
-    for (const request of [cold, longer]) {
-      const [viaLane, direct] = [await readEvents(laned.complete(request)), await readEvents(plain.complete(request))];
-      expect(textOf(viaLane)).toBe(textOf(direct));
-      expect(textOf(viaLane).length).toBeGreaterThan(0);
+  it("answers as the main context does from a cached prefix, which it moves into the lane and extends", async () => {
+    // The main context evaluates the short prefix (239 tokens); the longer prompt (1,319) has 1,080 more, for the lane.
+    const prefix = counting(40, 1, 1000);
+    const longer = counting(220, 12, 1000);
+    await readEvents(laned.complete(prefix));
+    await readEvents(plain.complete(prefix));
+    const lane = watchBatches(nativeContextOf((await laneOf(laned).opening)!.parts));
+    let viaLane: Awaited<ReturnType<typeof readEvents>>;
+    try {
+      viaLane = await readEvents(laned.complete(longer));
+    } finally {
+      lane.stop();
     }
-    // The longer prompt extends the cold one, so the lane started from the prefix cached in the main context.
+    expect(textOf(viaLane)).toBe(textOf(await readEvents(plain.complete(longer))));
+    expect(textOf(viaLane).length).toBeGreaterThan(0);
+    // The lane started from the cached prefix: it evaluated only the rest of the prompt (all but its last token).
+    const { inputTokens, cachedInputTokens } = startOf(viaLane);
+    expect(cachedInputTokens).toBeGreaterThanOrEqual(200);
+    const laneTokens = lane.batches.reduce((sum, batch) => sum + [...batch.values()].reduce((s, n) => s + n, 0), 0);
+    expect(laneTokens).toBe(inputTokens - cachedInputTokens - 1);
+    // And moved the whole prompt into the main context: asked again, all of it but the last token is cached.
     const again = await readEvents(laned.complete(longer));
     expect(startOf(again).cachedInputTokens).toBe(startOf(again).inputTokens - 1);
   });
@@ -108,25 +126,27 @@ describe("the prefill lane", () => {
     // The client leaves as the lane starts its second chunk (its first is always evaluated).
     const lane = watchBatches(nativeContextOf(opened!.parts), { onBatch: () => lane.batches.length === 2 && abort.abort() });
     try {
-      for await (const event of laned.complete(counting(500, 4, 5000), { signal: abort.signal })) void event;
+      for await (const event of laned.complete(counting(185, 4, 5000), { signal: abort.signal })) void event;
     } catch {
       // An abort may surface as an error from the stream; what matters is what the retry finds.
     } finally {
       lane.stop();
     }
     expect(lane.batches.length).toBeGreaterThanOrEqual(2);
-    const retry = await readEvents(laned.complete(counting(500, 4, 5000)));
+    const retry = await readEvents(laned.complete(counting(185, 4, 5000)));
     expect(startOf(retry).cachedInputTokens).toBeGreaterThan(0);
     expect(startOf(retry).cachedInputTokens).toBeLessThan(startOf(retry).inputTokens - 1);
   });
 
-  it("evaluates a prompt in whole batches, answering as the main context does", async () => {
+  it("evaluates a prompt from an empty slot in whole batches, answering as the main context does", async () => {
     const lane = watchBatches(nativeContextOf((await laneOf(laned).opening)!.parts));
-    const request = counting(330, 12, 7000);
+    const request = counting(185, 12, 7000);
     try {
       const viaLane = await readEvents(laned.complete(request));
       expect(textOf(viaLane)).toBe(textOf(await readEvents(plain.complete(request))));
-      expect(startOf(viaLane).inputTokens).toBeGreaterThan(1024 + 512);
+      // Two whole batches and a rest (the lane evaluates all but the last token).
+      expect(startOf(viaLane).inputTokens - 1).toBeGreaterThan(2 * 512);
+      expect(startOf(viaLane).cachedInputTokens).toBe(0);
     } finally {
       lane.stop();
     }
