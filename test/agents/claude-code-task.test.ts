@@ -11,10 +11,11 @@
  * default toolset is what `npm run bench:agents` measures. What must hold on every try is kiln's side: no request
  * answered with an error.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/free-port.js";
 import { agentModelPath } from "../helpers/real-model.js";
@@ -77,10 +78,13 @@ beforeAll(() => {
   home = mkdtempSync(join(tmpdir(), "kiln-agent-task-home-"));
 });
 
-afterAll(() => {
+// Awaited, not execFileSync: `launch --stop` waits for the server to exit, up to a minute (a request in flight is
+// drained for up to 30 s: 33 s on 2 loaded cores), and a worker's event loop held past vitest's 60 s RPC timeout fails
+// the run with "Timeout calling onTaskUpdate".
+afterAll(async () => {
   if (!home) return;
   try {
-    execFileSync(process.execPath, [join(root, "bin", "kiln.js"), "launch", "--stop"], { env: { PATH, KILN_HOME: home }, stdio: "ignore" });
+    await promisify(execFile)(process.execPath, [join(root, "bin", "kiln.js"), "launch", "--stop"], { env: { PATH, KILN_HOME: home } });
   } catch {
     // No server was started (the test was skipped or failed before launching).
   }

@@ -2,7 +2,7 @@
  * The WebGPU backend from the command line: `kiln info --backend webgpu` reports the adapter, `kiln run --backend
  * webgpu` generates with it (on a tiny generated model, so it stays quick on a software renderer).
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,11 +16,22 @@ const available = await webGpuAvailable();
 const dir = mkdtempSync(join(tmpdir(), "kiln-webgpu-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const kiln = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", input: "", env: { ...process.env, KILN_HOME: dir } });
+/** Runs the CLI without holding this worker's event loop (a WebGPU start on a software renderer takes seconds under load). */
+function kiln(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KILN_HOME: dir } });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
 
 describe.skipIf(!available)("kiln with --backend webgpu", () => {
-  it("kiln info --backend webgpu --json names the adapter, its API, tier and limits", () => {
-    const result = kiln("info", "--backend", "webgpu", "--json");
+  it("kiln info --backend webgpu --json names the adapter, its API, tier and limits", async () => {
+    const result = await kiln("info", "--backend", "webgpu", "--json");
     expect(result.status, result.stderr).toBe(0);
     const info = JSON.parse(result.stdout);
     expect(info).toMatchObject({ backend: "webgpu", tier: expect.stringMatching(/^(portable|fast)$/) });
@@ -30,15 +41,15 @@ describe.skipIf(!available)("kiln with --backend webgpu", () => {
 
   it("kiln run --backend webgpu streams well-formed events ending with usage", async () => {
     const model = await writeTinyGguf(join(dir, "tiny.gguf"), 4);
-    const result = kiln("run", "--backend", "webgpu", "--model", model, "--max-tokens", "5", "--temperature", "0", "--json", "hello");
+    const result = await kiln("run", "--backend", "webgpu", "--model", model, "--max-tokens", "5", "--temperature", "0", "--json", "hello");
     expect(result.status, result.stderr).toBe(0);
     const events = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as GenerationEvent);
     expect(checkEventSequence(events)).toEqual([]);
     expect(events.at(-1)).toMatchObject({ type: "finish", usage: { outputTokens: expect.any(Number) } });
   });
 
-  it("refuses an unknown backend with a usage error", () => {
-    const result = kiln("run", "--backend", "cuda", "hi");
+  it("refuses an unknown backend with a usage error", async () => {
+    const result = await kiln("run", "--backend", "cuda", "hi");
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/backend/);
   });
