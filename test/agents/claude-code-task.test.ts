@@ -9,9 +9,12 @@
  * the words, the 1.5B model often wrote the bare words; either would make this a test of the model. So configured
  * it finished in five of six tries (five runs, one needing a second try); up to ATTEMPTS tries are allowed. The whole
  * default toolset is what `npm run bench:agents` measures. What must hold on every try is kiln's side: no request
- * answered with an error.
+ * answered with an error. A reply is capped at REPLY_TOKENS (Claude Code's settings, over the 4,096 kiln launch
+ * gives it): the one-line Write call needs well under 100, while a try in which the model rambled to 4,096 tokens
+ * twice (Claude Code asks it to go on) spent 19 minutes on those two replies with one of 2 cores busy, and the test
+ * ran out of time in its third.
  */
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
@@ -29,6 +32,9 @@ const workspace = join(tmpdir(), "kiln-agent-task");
 const ATTEMPTS = 5;
 const PROMPT = `Create the file ${join(workspace, "repo", "hello.py")} with this one line: print("hello from kiln")`;
 const PATH = [join(root, "node_modules", ".bin"), process.env.PATH ?? "/usr/bin:/bin"].join(delimiter);
+const REPLY_TOKENS = 512;
+/** The `kiln launch claude` of the try under way (in its own process group, with the agent it starts). */
+let launched: ChildProcess | undefined;
 
 function freshFolder(name: string): string {
   const dir = join(workspace, name);
@@ -49,11 +55,15 @@ function seedRepository(): string {
 function launchClaude(url: string, cwd: string, args: string[]): Promise<{ code: number; output: string }> {
   const env = { PATH, HOME: freshFolder("home"), KILN_HOME: home };
   const child = spawn(process.execPath, [join(root, "bin", "kiln.js"), "launch", "claude", "--url", url, "--model", model!, "--", ...args],
-    { cwd, env, stdio: ["ignore", "pipe", "pipe"], timeout: 600_000 });
+    { cwd, env, stdio: ["ignore", "pipe", "pipe"], timeout: 600_000, detached: true });
+  launched = child;
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));
-  return new Promise((done) => child.on("close", (code) => done({ code: code ?? 1, output })));
+  return new Promise((done) => child.on("close", (code) => {
+    launched = undefined;
+    done({ code: code ?? 1, output });
+  }));
 }
 
 /** The agent's requests (POSTs: /health answers 503 while the model loads) that kiln's server logged as failed. */
@@ -83,6 +93,12 @@ beforeAll(() => {
 // the run with "Timeout calling onTaskUpdate".
 afterAll(async () => {
   if (!home) return;
+  // A try cut off by the test's timeout leaves the agent running: stop it with kiln launch, its parent.
+  try {
+    if (launched?.pid) process.kill(-launched.pid, "SIGTERM");
+  } catch {
+    // It ended meanwhile.
+  }
   try {
     await promisify(execFile)(process.execPath, [join(root, "bin", "kiln.js"), "launch", "--stop"], { env: { PATH, KILN_HOME: home } });
   } catch {
@@ -99,7 +115,8 @@ describe.skipIf(!model)("Claude Code through kiln launch on qwen2.5-coder-1.5b",
     let created = false;
     for (let attempt = 1; attempt <= ATTEMPTS && !created; attempt++) {
       const repo = seedRepository();
-      const run = await launchClaude(url, repo, ["-p", PROMPT, "--tools", "Write", "--permission-mode", "acceptEdits", "--max-turns", "4", "--output-format", "json"]);
+      const run = await launchClaude(url, repo, ["-p", PROMPT, "--tools", "Write", "--permission-mode", "acceptEdits", "--max-turns", "4", "--output-format", "json",
+        "--settings", JSON.stringify({ env: { CLAUDE_CODE_MAX_OUTPUT_TOKENS: String(REPLY_TOKENS) } })]);
       expect(failedRequests(), run.output).toEqual([]);
       const hello = runHello(repo);
       created = hello.ok && /hello/i.test(hello.out);
