@@ -15,10 +15,12 @@ export interface ScriptedEngineOptions {
   queue?: number;
   contextSize?: number;
   gate?: ScriptGate;
+  /** Other names the model answers to (e.g. an `Org/Name` alias). */
+  aliases?: string[];
 }
 
 export function startScriptedEngine(options: ScriptedEngineOptions = {}): Promise<Engine> {
   const [surface, name] = options.recording ?? ["anthropic", "text"];
-  const { parallel, queue, contextSize, gate } = options;
-  return createEngine({ models: [], queue, scriptedModels: [{ id: TEST_MODEL, events: eventsPath(surface, name), parallel, contextSize, gate }] });
+  const { parallel, queue, contextSize, gate, aliases } = options;
+  return createEngine({ models: [], queue, scriptedModels: [{ id: TEST_MODEL, aliases, events: eventsPath(surface, name), parallel, contextSize, gate }] });
 }

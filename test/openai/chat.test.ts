@@ -1,11 +1,14 @@
 /**
  * POST /v1/chat/completions against a real server and the real model, with the official openai SDK as client.
- * Every stream the SDK reads is also checked from its raw bytes (test/helpers/openai-stream.ts).
+ * Every stream the SDK reads is also checked from its raw bytes (test/helpers/openai-stream.ts). Routing (doubled
+ * slashes, no /v1 prefix), models, auth and field validation read no model output: they are in validation.test.ts,
+ * on the scripted model.
  */
 import { Ajv } from "ajv";
+import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkRecordedStreams } from "../helpers/openai-stream.js";
-import { MODEL_ID, TEST_KEY, startOpenAITestServer, type OpenAITestServer } from "../helpers/openai-server.js";
+import { MODEL_ID, TEST_CONTEXT, startOpenAITestServer, type OpenAITestServer } from "../helpers/openai-server.js";
 
 const WEATHER_SCHEMA = {
   type: "object",
@@ -127,14 +130,16 @@ describe("chat completions", { timeout: 400_000 }, () => {
     const object = await kiln.client.chat.completions.create({ model: MODEL_ID, max_tokens: 48, messages: [{ role: "user", content: "Reply with {}" }], response_format: { type: "json_object" } });
     expect(object.choices[0]!.message.content!.trimStart().startsWith("{")).toBe(true);
   });
+});
 
-  it("routes a doubled slash like the plain path", async () => {
-    const response = await fetch(`${kiln.server.url}/v1//chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TEST_KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: MODEL_ID, messages: ask, max_tokens: 2 }),
-    });
-    expect(response.status).toBe(200);
-    expect((await response.json()).object).toBe("chat.completion");
+// Errors only the real model decides: a prompt over the context is counted by the real tokenizer. Errors that need no
+// model are in validation.test.ts.
+describe("request errors the model decides", { timeout: 300_000 }, () => {
+  it("rejects a prompt longer than the context with 400 context_length_exceeded", async () => {
+    const long = "lorem ipsum dolor sit amet ".repeat(TEST_CONTEXT);
+    const error = await kiln.client.chat.completions.create({ model: MODEL_ID, messages: [{ role: "user", content: long }], max_tokens: 1 }).catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({ code: "context_length_exceeded", param: "messages" });
   });
+
 });
