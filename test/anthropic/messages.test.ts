@@ -202,4 +202,12 @@ describe("errors the model decides", () => {
     const long = "word ".repeat(3000);
     await expectInvalid({ ...hello, messages: [{ role: "user", content: long }] }, /^prompt is too long: \d+ tokens > 2048 maximum$/);
   });
+  // The local backends' grammar builder refuses it while planning the generation.
+  it("answers 400 naming the tool and the $ref for a malformed $ref in a forced tool's schema", async () => {
+    const badRef = { type: "object", properties: { a: { $ref: "#/$defs/%" } }, $defs: { "%": { type: "string" } } };
+    await expectInvalid(
+      { model: TEST_MODEL, max_tokens: 1, messages: [{ role: "user", content: "Hi" }], tools: [{ name: "pick", input_schema: badRef }], tool_choice: { type: "any" } },
+      /^tools\[pick\]\.input_schema: \$ref "#\/\$defs\/%" is not a valid JSON pointer/,
+    );
+  });
 });

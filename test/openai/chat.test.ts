@@ -8,7 +8,7 @@ import { Ajv } from "ajv";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkRecordedStreams } from "../helpers/openai-stream.js";
-import { MODEL_ID, TEST_CONTEXT, startOpenAITestServer, type OpenAITestServer } from "../helpers/openai-server.js";
+import { MODEL_ID, TEST_CONTEXT, TEST_KEY, startOpenAITestServer, type OpenAITestServer } from "../helpers/openai-server.js";
 
 const WEATHER_SCHEMA = {
   type: "object",
@@ -132,8 +132,8 @@ describe("chat completions", { timeout: 400_000 }, () => {
   });
 });
 
-// Errors only the real model decides: a prompt over the context is counted by the real tokenizer. Errors that need no
-// model are in validation.test.ts.
+// Errors only the real model decides: a prompt over the context is counted by the real tokenizer, and a schema is
+// compiled by the local backends' grammar builder. Errors that need no model are in validation.test.ts.
 describe("request errors the model decides", { timeout: 300_000 }, () => {
   it("rejects a prompt longer than the context with 400 context_length_exceeded", async () => {
     const long = "lorem ipsum dolor sit amet ".repeat(TEST_CONTEXT);
@@ -142,4 +142,17 @@ describe("request errors the model decides", { timeout: 300_000 }, () => {
     expect(error).toMatchObject({ code: "context_length_exceeded", param: "messages" });
   });
 
+  it("answers 400 naming response_format for a malformed $ref in a JSON schema response format", async () => {
+    const badRef = { type: "object", properties: { a: { $ref: "#/$defs/%" } }, $defs: { "%": { type: "string" } } };
+    const response = await fetch(`${kiln.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEY}` },
+      body: JSON.stringify({ model: MODEL_ID, max_tokens: 1, messages: [{ role: "user", content: "Hi" }], response_format: { type: "json_schema", json_schema: { name: "x", schema: badRef } } }),
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body).toMatchObject({ error: { message: expect.any(String), type: "invalid_request_error", code: null } });
+    expect(Object.keys(body.error).sort()).toEqual(["code", "message", "param", "type"]);
+    expect(body.error).toMatchObject({ param: "response_format", message: expect.stringMatching(/^response_format\.schema: \$ref "#\/\$defs\/%"/) });
+  });
 });
