@@ -1,10 +1,10 @@
 /**
- * Huge inputs against a real server with the real default model: caps on messages, content blocks and body size
- * refuse them before any work, in each surface's shape; a prompt that cannot fit the context is refused before it
- * is tokenized; and an enormous token count does not hold the event loop, so /health answers while it runs.
+ * Huge inputs against a real server with the real default model: a request within the caps on messages is
+ * counted; a prompt that cannot fit the context is refused before it is tokenized; and an enormous token count
+ * does not hold the event loop, so /health answers while it runs. The refusals over the caps are in
+ * input-caps.test.ts, on the scripted model.
  */
 import Anthropic from "@anthropic-ai/sdk";
-import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine/index.js";
 import { createServer, type ListeningServer } from "../../src/server/app.js";
@@ -20,7 +20,6 @@ let server: ListeningServer;
 /** The same engine behind the default caps. */
 let roomy: ListeningServer;
 let anthropic: Anthropic;
-let openai: OpenAI;
 /** Token counts the engine has started and finished (the engine is the real one, observed). */
 const counting = { started: 0, finished: 0, onStart: () => {} };
 
@@ -40,7 +39,6 @@ beforeAll(async () => {
   server = await createServer(observed, limits).listen({ host: "127.0.0.1", port: 0 });
   roomy = await createServer(observed).listen({ host: "127.0.0.1", port: 0 });
   anthropic = new Anthropic({ apiKey: "unused", baseURL: server.url, maxRetries: 0 });
-  openai = new OpenAI({ apiKey: "unused", baseURL: `${server.url}/v1`, maxRetries: 0 });
 });
 
 afterAll(async () => {
@@ -49,44 +47,9 @@ afterAll(async () => {
   await engine?.close();
 });
 
+// The refusals of requests over the caps need no model: they are in input-caps.test.ts (scripted). This one needs
+// the real tokenizer's count.
 describe("caps on a request's size", () => {
-  it("refuse too many messages with a 400 naming the limit, on every chat endpoint", async () => {
-    const messages = turns(11);
-    const refusals = await Promise.all([
-      anthropic.messages.create({ model: TEST_MODEL, max_tokens: 2, messages }).catch((e) => e),
-      anthropic.messages.countTokens({ model: TEST_MODEL, messages }).catch((e) => e),
-      openai.chat.completions.create({ model: TEST_MODEL, max_tokens: 2, messages }).catch((e) => e),
-      openai.responses.create({ model: TEST_MODEL, max_output_tokens: 16, input: messages }).catch((e) => e),
-    ]);
-    for (const refusal of refusals) {
-      expect(refusal.status).toBe(400);
-      expect(refusal.message).toMatch(/messages: 11 messages exceed this server's limit of 9/);
-    }
-    expect(refusals[0]).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(refusals[2]).toBeInstanceOf(OpenAI.BadRequestError);
-  });
-
-  it("refuse too many content blocks (parts and tools) with a 400 naming the limit", async () => {
-    const content = Array.from({ length: 13 }, (_, i) => ({ type: "text" as const, text: `part ${i}` }));
-    const refusal = await anthropic.messages.countTokens({ model: TEST_MODEL, messages: [{ role: "user", content }] }).catch((e) => e);
-    expect(refusal).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(refusal.message).toMatch(/13 content blocks \(message parts and tools\) exceed this server's limit of 12/);
-    const tools = Array.from({ length: 12 }, (_, i) => ({ type: "function" as const, function: { name: `tool_${i}`, parameters: { type: "object" } } }));
-    const withTools = await openai.chat.completions.create({ model: TEST_MODEL, max_tokens: 2, messages: [user("hi")], tools }).catch((e) => e);
-    expect(withTools).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(withTools.message).toMatch(/13 content blocks/);
-  });
-
-  it("refuse a body over the configured size with a 413 in each surface's shape", async () => {
-    const big = "x".repeat(9 * 1024 * 1024);
-    const tooLarge = await anthropic.messages.countTokens({ model: TEST_MODEL, messages: [user(big)] }).catch((e) => e);
-    expect(tooLarge.status).toBe(413);
-    expect(tooLarge.error).toMatchObject({ type: "error", error: { type: "request_too_large" } });
-    const openaiTooLarge = await openai.chat.completions.create({ model: TEST_MODEL, max_tokens: 2, messages: [user(big)] }).catch((e) => e);
-    expect(openaiTooLarge.status).toBe(413);
-    expect(openaiTooLarge.message).toMatch(/maximum allowed number of bytes \(8388608\)/);
-  });
-
   it("serve requests within the caps", async () => {
     const counted = await anthropic.messages.countTokens({ model: TEST_MODEL, messages: turns(9) });
     expect(counted.input_tokens).toBeGreaterThan(9);
