@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_STEP_TOKENS, partsFromCalibration, StepPlanner, type StepDevice } from "./step-planner.js";
+import { MAX_STEP_TOKENS, MIN_PROMPT_TOKENS, partsFromCalibration, StepPlanner, STEP_LIMIT_MS, type StepDevice } from "./step-planner.js";
 import type { StepCostParts } from "./step-cost.js";
 
 /** A planner whose steps cost what `truth` says, fed `steps` of the given token counts (decoding sequences). */
@@ -28,16 +28,19 @@ describe("StepPlanner", () => {
     expect(planner.cost.parts.perToken).toBeCloseTo(0.01, 2);
   });
 
-  it("fills a GPU step beside the generating sequences nearly up to the batch: a step costs about the same for 1 or 500 tokens", () => {
+  it("fills a GPU step beside the generating sequences up to the batch: a step costs about the same for 1 or 500 tokens", () => {
     const planner = plannerAfter("gpu", gpu, varied);
-    expect(planner.budget(8, 0)).toBeGreaterThan(0.9 * (MAX_STEP_TOKENS - 8)); // half of a 10 ms step at 0.01 ms a token
+    expect(planner.budget(8, 0)).toBe(MAX_STEP_TOKENS - 8);
+    expect(planner.budget(64, 16000)).toBe(MAX_STEP_TOKENS - 64);
   });
 
-  it("lets each waiting request stretch a CPU step beside generating sequences by half of it", () => {
+  it("fills a CPU step with prompt tokens up to the step limit, so a stream waits at most about that long", () => {
     const planner = plannerAfter("cpu", cpu, varied);
-    expect(planner.budget(8, 0)).toBe(4); // half of their 16.5 ms step at 2 ms per token
-    expect(planner.budget(8, 0, 3)).toBe(12); // three requests waiting
-    expect(planner.budget(200, 0)).toBe(100); // their step 400 ms: half of it
+    // Their 8 tokens cost 16.5 ms: (1000 − 16.5) ms at 2 ms a token (the fit is pulled a little towards its prior).
+    expect(planner.budget(8, 0)).toBeCloseTo((STEP_LIMIT_MS - 16.5) / 2, -1);
+    expect(planner.budget(0, 0)).toBeCloseTo((STEP_LIMIT_MS - 0.5) / 2, -1);
+    const slower = plannerAfter("cpu", { ...cpu, perToken: 5 }, varied);
+    expect(slower.budget(8, 0)).toBeCloseTo((STEP_LIMIT_MS - 40.5) / 5, -1);
   });
 
   it("gives the same budget whatever ran before: one client's prompts and tokens, or many clients' short prompts", () => {
@@ -45,25 +48,26 @@ describe("StepPlanner", () => {
     const oneClient = Array.from({ length: 300 }, (_, i) => (i % 100 === 0 ? 245 : 1));
     // Eight clients with short prompts: eight tokens a step, and now and then a 64-token prompt beside them.
     const shortPrompts = Array.from({ length: 300 }, (_, i) => (i % 10 === 0 ? 72 : 8));
-    for (const [device, truth] of [["gpu", gpu], ["cpu", cpu]] as const) {
+    const slowCpu = { ...cpu, perToken: 8 };
+    for (const [device, truth] of [["gpu", gpu], ["cpu", slowCpu]] as const) {
       const after = [oneClient, shortPrompts].map((history) => plannerAfter(device, truth, history).budget(8, 0));
       expect(Math.abs(after[0]! - after[1]!) / after[1]!).toBeLessThan(0.1);
     }
   });
 
-  it("sizes a step of prompt tokens alone to about half a second, at least 128 tokens and more deep in a prompt", () => {
-    const planner = plannerAfter("cpu", cpu, varied);
-    expect(planner.budget(0, 0)).toBeCloseTo(250, -1); // (500 − 0.5) ms at 2 ms per token
+  it("holds at least 128 prompt tokens in a step, and more deep in a prompt, however slow the machine", () => {
     const slow = plannerAfter("cpu", { ...cpu, perToken: 20 }, varied);
-    expect(slow.budget(0, 0)).toBe(128);
+    expect(slow.budget(0, 0)).toBe(MIN_PROMPT_TOKENS);
     expect(slow.budget(0, 8192)).toBe(256);
     expect(slow.budget(0, 19000)).toBe(512);
+    // Never past the batch: 400 generating sequences leave 112 places.
+    expect(slow.budget(400, 0)).toBe(MAX_STEP_TOKENS - 400);
   });
 
   it("hands a step's budget to the oldest request first; a later one waits, or gets what is left", () => {
     const planner = plannerAfter("cpu", cpu, [...varied, 4]);
     planner.stepStarted(undefined);
-    const budget = planner.budget(4, 0, 2); // two requests waiting
+    const budget = planner.budget(4, 0);
     const first = planner.enqueue(budget - 10, 0);
     const second = planner.enqueue(200, 0);
     // The second asks first: the first still gets its share.
@@ -73,8 +77,8 @@ describe("StepPlanner", () => {
     expect(planner.take(late)).toBe(0);
     planner.finish(first);
     planner.stepStarted(undefined);
-    const next = planner.budget(4, 0, 2); // the second and the late one
-    expect(planner.take(late)).toBe(Math.max(0, next - 190));
+    const next = planner.budget(4, 0);
+    expect(planner.take(late)).toBe(Math.min(300, Math.max(0, next - 190)));
     expect(planner.take(second)).toBe(Math.min(190, next));
   });
 

@@ -3,18 +3,20 @@
  * beside the generating sequences (chunked prefill, the shape of vLLM's scheduler and llama-server's update_slots).
  *
  * Every step carries each generating sequence's next token; prompt tokens fill a per-step budget, oldest request
- * first (a request that arrived earlier gets its first token earlier, and a short prompt behind a long one waits at
- * most the long one's share of a step). The budget comes from the measured cost of a step (step-cost.ts):
- * - while others generate, each waiting request may stretch their step by SHARED_STRETCH of its cost: on a CPU a
- *   token costs a lot and the stretch keeps their tokens flowing (a chunk costing a whole step gave 2.5× their time
- *   per token at the median and 4× at p95 under load: bench/results/2026-11-24-vm-long-prompts.md); on a GPU a step
- *   costs about the same for 1 or 500 tokens, so the same rule lets whole prompts in at once. The budget grows with
- *   the requests waiting, so prompt work keeps up with arrivals, and goes to the oldest first, so they finish one
- *   after another rather than all late together;
- * - alone, a step lasts about ALONE_STEP_MS and holds at least MIN_ALONE_TOKENS, more deep in a prompt: smaller
- *   batches cost prompt speed, and more so as the context grows (llama-bench on Qwen2.5-Coder-0.5B, 2 threads:
- *   64-token batches 9% slower than 512 at depth 0, 32-token ones 2× slower at depth 4k, where 128 are as fast as 512;
- *   at depth 16k, 128 are 10% slower than 512).
+ * first (a request that arrived earlier gets its first token earlier, and they finish one after another rather than
+ * all late together). The budget is the batch, less the generating tokens, as long as the step stays within
+ * STEP_LIMIT_MS by the measured cost of a step (step-cost.ts):
+ * - whole prompts are cheapest: a prompt token costs a fraction of a generated one in a large batch, and llama.cpp
+ *   evaluates one sequence's tokens beside the streams' single tokens as a pass of its own, so every extra chunk adds
+ *   a pass over the weights. Budgets of half the streams' step on 2 CPU cores gave 0.60× llama-server's throughput at
+ *   8 clients with 5.5× its time to first token; this rule gave 0.71× with a first token sooner than its
+ *   (bench/results/2026-11-26-vm-mixed-step-limit.md);
+ * - the limit keeps a slow machine's streams moving: on 2 CPU cores a 1.5B model takes seconds for 512 prompt tokens,
+ *   and a stream that waits a second for its next token is still a stream; on a GPU a 512-token step takes a few
+ *   milliseconds more than one token, so the limit never binds there;
+ * - a step holds at least MIN_PROMPT_TOKENS, more deep in a prompt: smaller batches cost prompt speed, and more so as
+ *   the context grows (llama-bench on Qwen2.5-Coder-0.5B, 2 threads: 64-token batches 9% slower than 512 at depth 0,
+ *   32-token ones 2× slower at depth 4k, where 128 are as fast as 512; at depth 16k, 128 are 10% slower than 512).
  * No step holds more tokens than the context's batch, and a context of one sequence evaluates whole batches: no
  * other sequence can share its steps.
  *
@@ -31,13 +33,12 @@ import { StepCostModel, type StepCostParts } from "./step-cost.js";
 export const WHOLE_PROMPT_TOKENS = 64;
 /** node-llama-cpp's batch: the most tokens one step evaluates. */
 export const MAX_STEP_TOKENS = 512;
-/** How much longer than their own step the generating sequences' step may grow per request waiting. */
-const SHARED_STRETCH = 0.5;
-/** Target duration of a step of prompt tokens alone. */
-const ALONE_STEP_MS = 500;
-const MIN_ALONE_TOKENS = 128;
-/** Deep in a prompt an alone step holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
-const DEPTH_PER_ALONE_TOKEN = 32;
+/** The longest a step with prompt tokens should take: what a generating stream may wait for its next token. */
+export const STEP_LIMIT_MS = 1000;
+/** The fewest prompt tokens a step holds (when the prompt has them), whatever the limit says. */
+export const MIN_PROMPT_TOKENS = 128;
+/** Deep in a prompt a step holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
+const DEPTH_PER_MIN_TOKEN = 32;
 
 /** Where a model's layers run, for the cost model's starting guess before anything is measured. */
 export type StepDevice = "cpu" | "gpu";
@@ -121,7 +122,7 @@ export class StepPlanner {
   /** The step's prompt-token budget, handed out oldest request first. */
   private grantStep(): void {
     this.granted = true;
-    this.left = this.budget(this.options.generating(), this.queue[0]?.depth ?? 0, this.queue.length);
+    this.left = this.budget(this.options.generating(), this.queue[0]?.depth ?? 0);
     for (const ticket of this.queue) this.give(ticket);
   }
 
@@ -130,19 +131,13 @@ export class StepPlanner {
     this.left -= ticket.grant;
   }
 
-  /**
-   * Prompt tokens for one step beside `decoding` generating sequences, the first prompt `depth` tokens deep, with
-   * `waiting` requests evaluating prompts.
-   */
-  budget(decoding: number, depth: number, waiting = 1): number {
-    if (this.options.soleSequence) return MAX_STEP_TOKENS;
-    const marginal = this.cost.marginalMs(depth);
-    if (decoding === 0) {
-      const minAlone = clamp(Math.round(depth / DEPTH_PER_ALONE_TOKEN), MIN_ALONE_TOKENS, MAX_STEP_TOKENS);
-      return clamp(Math.floor((ALONE_STEP_MS - this.cost.parts.fixed) / marginal), minAlone, MAX_STEP_TOKENS);
-    }
-    const stretch = SHARED_STRETCH * Math.max(1, waiting) * this.cost.ms({ tokens: decoding });
-    return clamp(Math.floor(stretch / marginal), 1, MAX_STEP_TOKENS - decoding);
+  /** Prompt tokens for one step beside `decoding` generating sequences, the first prompt `depth` tokens deep. */
+  budget(decoding: number, depth: number): number {
+    const room = Math.max(1, MAX_STEP_TOKENS - decoding);
+    if (this.options.soleSequence) return room;
+    const least = clamp(Math.round(depth / DEPTH_PER_MIN_TOKEN), MIN_PROMPT_TOKENS, room);
+    const withinLimit = (STEP_LIMIT_MS - this.cost.ms({ tokens: decoding })) / this.cost.marginalMs(depth);
+    return clamp(Math.floor(withinLimit), least, room);
   }
 
   /** Replaces the starting guess with a measurement (see calibrateStepCost). */
