@@ -14,6 +14,7 @@ import { loadDirect } from "./lib/direct.js";
 import { ensureLlamaCpp } from "./lib/llama-cpp-build.js";
 import { describeMachine } from "./lib/machine.js";
 import { runLongPrompts } from "./lib/long-prompts.js";
+import { runMixedPhase } from "./lib/mixed-phase.js";
 import { fitSystemWords, runAgentTraces, runInterleaved, runSingleStream, runSweep } from "./lib/phases.js";
 import { computeRatios } from "./lib/ratios.js";
 import { renderReport } from "./lib/report.js";
@@ -74,7 +75,10 @@ async function main() {
       result.longPrompts = { settings: { parallel: 2, ctxPerSequence: longSettings.ctxPerSequence, disconnectAfterMs: settings.disconnectAfterMs, itlStreamTokens: settings.itlStreamTokens },
         ...(await runLongPrompts(longSettings, direct, servers, log)) };
       result.longPrompts.cpuVariants = Object.fromEntries([["node-llama-cpp direct", direct.cpuVariant], ...servers.map((s) => [s.label, s.cpuVariant])]);
+      await stopAll(servers);
+      servers = [];
     }
+    if (settings.phases.includes("mixed")) result.mixed = await runMixed(settings, startPeer);
   } finally {
     await stopAll(servers);
     await direct.model.dispose();
@@ -127,6 +131,15 @@ async function runCorePhases(settings, direct, result, startPeer, notes, systemW
   } finally {
     await stopAll(servers);
   }
+}
+
+/** Many clients with unique prompts, 1,024 tokens of context each, on kiln and llama-server (bench/lib/mixed-phase.js). */
+async function runMixed(settings, startPeer) {
+  const mixedSettings = { ...settings, parallel: settings.mixedParallel, ctxPerSequence: 1024 };
+  const sides = [["kiln", () => startKiln(mixedSettings)],
+    ...(process.env.BENCH_NO_LLAMA_SERVER === "1" ? [] : [["llama-server", () => startPeer({}, mixedSettings)]])];
+  const runs = await runMixedPhase({ sides, levels: settings.mixedLevels, seconds: settings.mixedSeconds, rounds: settings.mixedRounds, scratchDir: WORK_DIR, log });
+  return { settings: { parallel: mixedSettings.parallel, ctxPerSequence: 1024, levels: settings.mixedLevels, seconds: settings.mixedSeconds, rounds: settings.mixedRounds }, runs };
 }
 
 function writeResults(result, dir) {

@@ -41,8 +41,16 @@ export function readSettings(env = process.env) {
     restartPromptTokens: Number(env.BENCH_RESTART_TOKENS ?? (quick ? 1500 : 4000)),
     /** Sequences the two interleaved agent conversations share (fewer than conversations). */
     interleavedSequences: 1,
-    /** Phases to run: "core" (single stream, sweep, agent traces, interleaved) and "long" (long prompts). */
-    phases: (env.BENCH_PHASES ?? "core,long").split(","),
+    /**
+     * Phases to run: "core" (single stream, sweep, agent traces, interleaved), "long" (long prompts) and "mixed"
+     * (many clients with unique prompts, bench/lib/mixed-phase.js).
+     */
+    phases: (env.BENCH_PHASES ?? "core,long,mixed").split(","),
+    /** The mixed phase: client levels (the last repeats an earlier one after a larger: the history check), slots, seconds per level, rounds. */
+    mixedLevels: env.BENCH_MIXED_LEVELS ?? (quick ? "1,8,4" : "1,8,16,32,64,8"),
+    mixedParallel: Number(env.BENCH_MIXED_PARALLEL ?? (quick ? 8 : 64)),
+    mixedSeconds: Number(env.BENCH_MIXED_SECONDS ?? (quick ? 5 : 20)),
+    mixedRounds: Number(env.BENCH_MIXED_ROUNDS ?? 1),
     /** Agent-shaped prompt sizes for prompt speed, quiet and with one core busy (tokens of the benchmark model). */
     longPromptLengths: (env.BENCH_LONG_LENGTHS ?? (quick ? "2000" : "2000,8000")).split(",").filter(Boolean).map(Number),
     /** Machine states for the long-prompt speed test: quiet, and contended (one core kept busy). */

@@ -1,5 +1,6 @@
 /** Turns a benchmark result object into the committed Markdown report (and README table). */
 import { round } from "./stats.js";
+import { renderMixedRounds } from "./mixed-phase.js";
 import { renderRestartSection } from "./restart-phase.js";
 
 const fmt = (v, d = 1) => (v === null || v === undefined || !Number.isFinite(v) ? "–" : String(round(v, d)));
@@ -151,6 +152,11 @@ function rooflineSection(r) {
 }
 
 /** The Markdown report for one run. */
+function mixedIntro(s) {
+  return `${s.parallel} slots of ${s.ctxPerSequence} tokens; unique ~230-token prompts, 128 tokens out at temperature 0.8, streamed; `
+    + `${s.seconds} s per level, levels ${s.levels} (a repeated level is the history check).`;
+}
+
 export function renderReport(r) {
   return [
     `# kiln benchmark — ${r.date} on ${r.machine.host}`,
@@ -158,6 +164,7 @@ export function renderReport(r) {
     machineSection(r),
     "",
     ...(r.longPrompts ? ["## Long prompts", "", longPromptsSection(r), ""] : []),
+    ...(r.mixed ? ["## Mixed traffic", "", mixedIntro(r.mixed.settings), "", ...renderMixedRounds(r.mixed.runs)] : []),
     ...(r.singleStream ? coreSections(r) : []),
     ...(r.notes?.length ? ["## Notes", "", ...r.notes.map((n) => `- ${n}`), ""] : []),
   ].join("\n");
