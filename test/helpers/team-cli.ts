@@ -32,3 +32,10 @@ export function runKiln(home: string, args: string[]): Promise<CliResult> {
     });
   });
 }
+
+/** Creates a stored key through the real CLI (`kiln keys create …`); throws with its error output when that fails. */
+export async function createStoredKey(home: string, args: string[]): Promise<string> {
+  const result = await runKiln(home, ["keys", "create", ...args]);
+  if (result.code !== 0) throw new Error(`kiln keys create exited with ${result.code}: ${result.stderr}`);
+  return result.stdout.trim();
+}

@@ -13,7 +13,7 @@ import { createTeamFeatures } from "../../src/team/team-features.js";
 import { startScriptedEngine } from "../helpers/scripted-engine.js";
 import { describeMatrix } from "../helpers/server-matrix.js";
 import { TEST_MODEL } from "../helpers/server.js";
-import { makeHome, runKiln } from "../helpers/team-cli.js";
+import { createStoredKey, makeHome, runKiln } from "../helpers/team-cli.js";
 
 const home = makeHome();
 const logLines: string[] = [];
@@ -25,9 +25,7 @@ afterAll(() => features.close());
 
 /** Creates a stored key through the real CLI while the server runs. */
 async function createKey(...args: string[]): Promise<string> {
-  const result = await runKiln(home, ["keys", "create", ...args]);
-  expect(result.code, result.stderr).toBe(0);
-  const key = result.stdout.trim();
+  const key = await createStoredKey(home, args);
   issuedKeys.push(key);
   return key;
 }

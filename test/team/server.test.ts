@@ -11,7 +11,7 @@ import { TeamDb } from "../../src/team/team-db.js";
 import { queryUsage } from "../../src/team/usage-ledger.js";
 import { createServer } from "../../src/server/app.js";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
-import { makeHome, runKiln } from "../helpers/team-cli.js";
+import { createStoredKey, makeHome } from "../helpers/team-cli.js";
 
 let home: string;
 let features: TeamFeatures;
@@ -39,9 +39,7 @@ afterAll(shutDown);
 
 /** Creates a stored key through the real CLI while the server runs. */
 async function createKey(...args: string[]): Promise<string> {
-  const result = await runKiln(home, ["keys", "create", ...args]);
-  expect(result.code, result.stderr).toBe(0);
-  const key = result.stdout.trim();
+  const key = await createStoredKey(home, args);
   issuedKeys.push(key);
   return key;
 }
