@@ -9,11 +9,14 @@
  * - whole prompts are cheapest: a prompt token costs a fraction of a generated one in a large batch, and llama.cpp
  *   evaluates one sequence's tokens beside the streams' single tokens as a pass of its own, so every extra chunk adds
  *   a pass over the weights. Budgets of half the streams' step on 2 CPU cores gave 0.60× llama-server's throughput at
- *   8 clients with 5.5× its time to first token; this rule gave 0.71× with a first token sooner than its
- *   (bench/results/2026-11-26-vm-mixed-step-limit.md);
+ *   8 clients with 5.5× its time to first token (bench/results/2026-11-26-vm-mixed-step-limit.md); this rule gave
+ *   0.78–0.98× with a first token sooner than its (bench/results/2026-11-26-vm-mixed-step-limit-2s.md);
  * - the limit keeps a slow machine's streams moving: on 2 CPU cores a 1.5B model takes seconds for 512 prompt tokens,
- *   and a stream that waits a second for its next token is still a stream; on a GPU a 512-token step takes a few
- *   milliseconds more than one token, so the limit never binds there;
+ *   and a stream that waits two seconds for its next token is still a stream. It is no tighter because every prompt
+ *   split across steps adds a step the streams wait through: with 1,000 ms (about 400 tokens on the 135M model), the
+ *   second of two 230-token prompts arriving together was split over two steps, and 8 clients got 57–59 tok/s with an inter-token p95 of
+ *   546–684 ms, against 66–74 tok/s and 79–99 ms with the batch as the only bound (alternated runs). On a GPU a
+ *   512-token step takes a few milliseconds more than one token, so the limit never binds there;
  * - a step holds at least MIN_PROMPT_TOKENS, more deep in a prompt: smaller batches cost prompt speed, and more so as
  *   the context grows (llama-bench on Qwen2.5-Coder-0.5B, 2 threads: 64-token batches 9% slower than 512 at depth 0,
  *   32-token ones 2× slower at depth 4k, where 128 are as fast as 512; at depth 16k, 128 are 10% slower than 512).
@@ -34,7 +37,7 @@ export const WHOLE_PROMPT_TOKENS = 64;
 /** node-llama-cpp's batch: the most tokens one step evaluates. */
 export const MAX_STEP_TOKENS = 512;
 /** The longest a step with prompt tokens should take: what a generating stream may wait for its next token. */
-export const STEP_LIMIT_MS = 1000;
+export const STEP_LIMIT_MS = 2000;
 /** The fewest prompt tokens a step holds (when the prompt has them), whatever the limit says. */
 export const MIN_PROMPT_TOKENS = 128;
 /** Deep in a prompt a step holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
