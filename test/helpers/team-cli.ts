@@ -1,4 +1,4 @@
-/** Runs kiln's team commands as a real process (`bin/kiln.js`, the build) against a temp KILN_HOME. */
+/** Runs kiln's commands as a real process (`bin/kiln.js`, the build) against a temp KILN_HOME. */
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,13 +23,17 @@ function entryPoint(): string {
   return join(root, "bin/kiln.js");
 }
 
-/** Runs `kiln <args>` with KILN_HOME=home; resolves with the exit code and output (never rejects on exit codes). */
+/**
+ * Runs `kiln <args>` with KILN_HOME=home, without holding the caller's event loop; resolves with the exit code and
+ * output (never rejects on exit codes). Standard input is closed at once: `kiln run` reads a piped one to its end.
+ */
 export function runKiln(home: string, args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [entryPoint(), ...args], { cwd: root, env: { ...process.env, KILN_HOME: home }, timeout: 60_000 }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [entryPoint(), ...args], { cwd: root, env: { ...process.env, KILN_HOME: home }, timeout: 60_000 }, (error, stdout, stderr) => {
       if (error && typeof error.code !== "number") return reject(error);
       resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
     });
+    child.stdin?.end();
   });
 }
 
