@@ -14,9 +14,9 @@
  * - the limit keeps a slow machine's streams moving: on 2 CPU cores a 1.5B model takes seconds for 512 prompt tokens,
  *   and a stream that waits two seconds for its next token is still a stream. It is no tighter because every prompt
  *   split across steps adds a step the streams wait through: with 1,000 ms (about 400 tokens on the 135M model), the
- *   second of two 230-token prompts arriving together was split over two steps, and 8 clients got 57–59 tok/s with an inter-token p95 of
- *   546–684 ms, against 66–74 tok/s and 79–99 ms with the batch as the only bound (alternated runs). On a GPU a
- *   512-token step takes a few milliseconds more than one token, so the limit never binds there;
+ *   second of two 230-token prompts arriving together was split over two steps, and 8 clients got 57–59 tok/s with
+ *   an inter-token p95 of 546–684 ms, against 66–74 tok/s and 79–99 ms with the batch as the only bound (alternated
+ *   runs). On a GPU a 512-token step takes a few milliseconds more than one token, so the limit never binds there;
  * - a step holds at least MIN_PROMPT_TOKENS, more deep in a prompt: smaller batches cost prompt speed, and more so as
  *   the context grows (llama-bench on Qwen2.5-Coder-0.5B, 2 threads: 64-token batches 9% slower than 512 at depth 0,
  *   32-token ones 2× slower at depth 4k, where 128 are as fast as 512; at depth 16k, 128 are 10% slower than 512).
