@@ -73,4 +73,12 @@ describe("legacy completions", { timeout: 300_000 }, () => {
     expect(logprobs.token_logprobs!.every((value) => value <= 0)).toBe(true);
     expect(Object.keys(logprobs.top_logprobs![0]!).length).toBeGreaterThan(0);
   });
+
+  it("refuses a prompt list holding an empty prompt with a 400 before a streamed byte", async () => {
+    const request = { model: MODEL_ID, prompt: ["One, two,", ""], max_tokens: 2, stream: true as const };
+    const error = await kiln.client.completions.create(request).catch((caught) => caught);
+    expect(error).toMatchObject({ status: 400, param: "prompt.1", type: "invalid_request_error" });
+    await expect(kiln.client.completions.create({ ...request, prompt: "" })).rejects.toMatchObject({ status: 400, param: "prompt" });
+  });
 });
+
