@@ -145,8 +145,9 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
       const ready = state.engine;
       if (!ready) throw state.failure ?? new EngineError("overloaded", "The model is still loading; retry shortly", { retryAfter: 2 });
       if (found.route.method === "POST") assertJsonContentType(request.headers);
-      const body = found.route.method === "POST" ? await readJsonBody(request, options.maxBodyBytes ?? DEFAULT_BODY_LIMIT) : undefined;
-      const capped = withInputLimits(withOutputCap(ready, options.maxOutputTokens), options.inputLimits ?? DEFAULT_INPUT_LIMITS);
+      const inputLimits = options.inputLimits ?? DEFAULT_INPUT_LIMITS;
+      const body = found.route.method === "POST" ? await readJsonBody(request, options.maxBodyBytes ?? DEFAULT_BODY_LIMIT, inputLimits) : undefined;
+      const capped = withInputLimits(withOutputCap(ready, options.maxOutputTokens), inputLimits);
       const ctx: RequestContext = {
         engine: createRequestEngine(capped, { principal, observer, admit: features?.admit }),
         principal,

@@ -1,0 +1,74 @@
+/**
+ * The event loop of a real server (in-process, loopback, the default model) while one client sends a body of many
+ * messages: its status, duration, the longest event-loop delay and the slowest /health answer (polled every 20 ms
+ * by another process, so its clock is not the server's loop). "before" is a build of an earlier commit
+ * (KILN_BASELINE=<its dist folder>), "after" this build.
+ * Usage: npm run build && KILN_BASELINE=/path/to/old/dist node bench/investigate/huge-bodies.js
+ */
+import { spawn } from "node:child_process";
+import { request as httpRequest } from "node:http";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { describeMachine } from "../lib/machine.js";
+import { readSettings } from "../lib/config.js";
+
+const settings = readSettings();
+const sides = [["after", new URL("../../dist/", import.meta.url).href]];
+if (process.env.KILN_BASELINE) sides.unshift(["before", new URL(`file://${process.env.KILN_BASELINE.replace(/\/?$/, "/")}`).href]);
+
+const POLLER = `
+let max = 0, stop = false;
+process.stdin.on("end", () => { stop = true; }).resume();
+(async () => {
+  while (!stop) {
+    const t0 = performance.now();
+    await fetch(process.argv[1] + "/health").then((r) => r.text(), () => {});
+    max = Math.max(max, performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  console.log(Math.round(max));
+})();`;
+
+function post(url, body) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: "POST", agent: false, headers: { "content-type": "application/json" } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (chunk) => (text += chunk)).on("end", () => resolve({ status: res.statusCode, text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const turns = (count) => Array.from({ length: count }, (_, i) => ({ role: i % 2 === 0 || i === count - 1 ? "user" : "assistant", content: `turn ${i}: please look at line ${i * 7} of the file` }));
+const cases = [
+  ["count_tokens, 100,000 messages", "/v1/messages/count_tokens", { model: "m", messages: turns(100_000) }],
+  ["chat completions, 100,000 messages", "/v1/chat/completions", { model: "m", max_tokens: 2, messages: turns(100_000) }],
+  ["count_tokens, 10,000 messages (at the cap)", "/v1/messages/count_tokens", { model: "m", messages: turns(10_000) }],
+];
+
+console.log(describeMachine());
+for (const [side, dist] of sides) {
+  const { createEngine } = await import(`${dist}engine/index.js`);
+  const { createServer } = await import(`${dist}server/app.js`);
+  const engine = await createEngine({ models: [{ id: "m", path: settings.modelPath }], parallel: 1, ctxSize: 4096, threads: settings.threads });
+  const server = await createServer(engine).listen({ host: "127.0.0.1", port: 0 });
+  await post(`${server.url}/v1/messages/count_tokens`, JSON.stringify(cases[2][2])); // warm-up (prompt thread)
+  for (const [name, path, body] of cases) {
+    const text = JSON.stringify(body);
+    const poller = spawn(process.execPath, ["-e", POLLER, server.url], { stdio: ["pipe", "pipe", "inherit"] });
+    let healthMax = "";
+    poller.stdout.on("data", (chunk) => (healthMax += chunk));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
+    const t0 = performance.now();
+    const response = await post(`${server.url}${path}`, text);
+    const durationMs = performance.now() - t0;
+    delay.disable();
+    poller.stdin.end();
+    await new Promise((resolve) => poller.on("close", resolve));
+    console.log(JSON.stringify({ side, case: name, bytes: text.length, status: response.status, durationMs: Math.round(durationMs), loopDelayMaxMs: Math.round(delay.max / 1e6), healthMaxMs: Number(healthMax), answer: response.text.slice(0, 100) }));
+  }
+  await server.close();
+  await engine.close();
+}
