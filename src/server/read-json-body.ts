@@ -3,6 +3,7 @@
  * before answering, so the client reads a clean 413 instead of a reset connection.
  */
 import { EngineError } from "../engine/index.js";
+import { readTopLevelInteger } from "../lib/json-integer.js";
 import { JsonTooDeepError, parseBoundedJson } from "../lib/json-depth.js";
 import { countBodyOffLoop } from "./body-count-thread.js";
 import { checkInputCounts, type InputLimits } from "./input-limits.js";
@@ -40,12 +41,25 @@ export async function readJsonBody(request: Request, limit = DEFAULT_BODY_LIMIT,
   const count = inputLimits && bytes.byteLength >= OFF_LOOP_BODY_BYTES ? await countBodyOffLoop(text) : undefined;
   if (count && "invalid" in count) throw invalidJson(count.invalid);
   if (count) checkInputCounts(count, inputLimits!);
+  let body: unknown;
   try {
-    return parseBoundedJson(text);
+    body = parseBoundedJson(text);
   } catch (error) {
     if (error instanceof JsonTooDeepError) throw tooDeep(error);
     throw invalidJson(error instanceof Error ? error.message : String(error));
   }
+  return withExactSeed(body, text);
+}
+
+/**
+ * `seed` is a signed 64-bit integer (OpenAI, vLLM), but JSON.parse reads 2^63 − 1 and 2^63, or −2^63 and −2^63 − 1,
+ * as the same double (±2^63, the only doubles that stand for integers both inside and outside the range). For those
+ * two values the seed's digits are re-read from the text, as a BigInt, so the range check is exact.
+ */
+function withExactSeed(body: unknown, text: string): unknown {
+  if (typeof body !== "object" || body === null || !("seed" in body) || Math.abs(Number(body.seed)) !== 2 ** 63) return body;
+  const exact = readTopLevelInteger(text, "seed");
+  return exact === undefined ? body : { ...body, seed: exact };
 }
 
 function invalidJson(detail: string): EngineError {
