@@ -5,39 +5,13 @@
  * (KILN_BASELINE=<its dist folder>), "after" this build.
  * Usage: npm run build && KILN_BASELINE=/path/to/old/dist node bench/investigate/huge-bodies.js
  */
-import { spawn } from "node:child_process";
-import { request as httpRequest } from "node:http";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { post, watchRequest } from "../lib/loop-watch.js";
 import { describeMachine } from "../lib/machine.js";
 import { readSettings } from "../lib/config.js";
 
 const settings = readSettings();
 const sides = [["after", new URL("../../dist/", import.meta.url).href]];
 if (process.env.KILN_BASELINE) sides.unshift(["before", new URL(`file://${process.env.KILN_BASELINE.replace(/\/?$/, "/")}`).href]);
-
-const POLLER = `
-let max = 0, stop = false;
-process.stdin.on("end", () => { stop = true; }).resume();
-(async () => {
-  while (!stop) {
-    const t0 = performance.now();
-    await fetch(process.argv[1] + "/health").then((r) => r.text(), () => {});
-    max = Math.max(max, performance.now() - t0);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  console.log(Math.round(max));
-})();`;
-
-function post(url, body) {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: "POST", agent: false, headers: { "content-type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (chunk) => (text += chunk)).on("end", () => resolve({ status: res.statusCode, text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 const turns = (count) => Array.from({ length: count }, (_, i) => ({ role: i % 2 === 0 || i === count - 1 ? "user" : "assistant", content: `turn ${i}: please look at line ${i * 7} of the file` }));
 const cases = [
@@ -55,19 +29,7 @@ for (const [side, dist] of sides) {
   await post(`${server.url}/v1/messages/count_tokens`, JSON.stringify(cases[2][2])); // warm-up (prompt thread)
   for (const [name, path, body] of cases) {
     const text = JSON.stringify(body);
-    const poller = spawn(process.execPath, ["-e", POLLER, server.url], { stdio: ["pipe", "pipe", "inherit"] });
-    let healthMax = "";
-    poller.stdout.on("data", (chunk) => (healthMax += chunk));
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
-    const t0 = performance.now();
-    const response = await post(`${server.url}${path}`, text);
-    const durationMs = performance.now() - t0;
-    delay.disable();
-    poller.stdin.end();
-    await new Promise((resolve) => poller.on("close", resolve));
-    console.log(JSON.stringify({ side, case: name, bytes: text.length, status: response.status, durationMs: Math.round(durationMs), loopDelayMaxMs: Math.round(delay.max / 1e6), healthMaxMs: Number(healthMax), answer: response.text.slice(0, 100) }));
+    console.log(JSON.stringify({ side, case: name, bytes: text.length, ...(await watchRequest(server.url, path, text)) }));
   }
   await server.close();
   await engine.close();
