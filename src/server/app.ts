@@ -125,8 +125,9 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
     // While draining, a kept-alive connection is closed after its response so the client reconnects elsewhere.
     const closing: Record<string, string> = lifecycle.draining ? { connection: "close" } : {};
     const headers = { ...CORS, ...extra, ...closing, "request-id": requestId, "x-request-id": requestId };
-    return withResponseRecord(response, headers, (status, clientLeft) => {
-      const record = clientLeft ? observer.clientLeft() : observer.complete(status);
+    return withResponseRecord(response, headers, (status, streamCancelled) => {
+      // A stream is cancelled when its client goes; a reply built after its client went has an aborted request.
+      const record = streamCancelled || signal.aborted ? observer.clientLeft() : observer.complete(status);
       features?.onResponse?.(record);
       options.onResponse?.(record);
     });
