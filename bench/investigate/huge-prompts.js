@@ -9,10 +9,8 @@
  * Usage: npm run build && KILN_BASELINE=/path/to/old/dist node bench/investigate/huge-prompts.js
  *   (env: TURNS=8000,32000; KILN_BASELINE unset: part 2 measures this build only)
  */
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { post, watchRequest } from "../lib/loop-watch.js";
 import { describeMachine } from "../lib/machine.js";
 import { readSettings } from "../lib/config.js";
 
@@ -20,35 +18,6 @@ const settings = readSettings();
 const turnCounts = (process.env.TURNS ?? "8000,32000").split(",").map(Number);
 const sides = [["after", new URL("../../dist/", import.meta.url).href]];
 if (process.env.KILN_BASELINE) sides.unshift(["before", new URL(`file://${process.env.KILN_BASELINE.replace(/\/?$/, "/")}`).href]);
-/**
- * A separate process polls /health every 20 ms (so its clock is not the server's event loop) and prints the
- * slowest answer when its stdin closes.
- */
-const POLLER = `
-let max = 0, stop = false;
-process.stdin.on("end", () => { stop = true; }).resume();
-(async () => {
-  while (!stop) {
-    const t0 = performance.now();
-    await fetch(process.argv[1] + "/health").then((r) => r.text(), () => {});
-    max = Math.max(max, performance.now() - t0);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  console.log(Math.round(max));
-})();`;
-
-/** POST on a fresh connection (a blocked server may close kept-alive ones); resolves with status and body. */
-function post(url, body) {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: "POST", agent: false, headers: { "content-type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (chunk) => (text += chunk)).on("end", () => resolve({ status: res.statusCode, text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
 const results = { machine: describeMachine(), model: settings.modelPath, tokenize: [], server: [] };
 
 const conversation = (turns) => ({
@@ -93,20 +62,7 @@ async function measureServer(side, dist) {
   ];
   await post(`${server.url}/v1/messages/count_tokens`, JSON.stringify(cases[0][2])); // warm-up (prompt thread)
   for (const [name, path, body] of cases) {
-    const text = JSON.stringify(body);
-    const poller = spawn(process.execPath, ["-e", POLLER, server.url], { stdio: ["pipe", "pipe", "inherit"] });
-    let healthMax = "";
-    poller.stdout.on("data", (chunk) => (healthMax += chunk));
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
-    const t0 = performance.now();
-    const response = await post(`${server.url}${path}`, text);
-    const durationMs = performance.now() - t0;
-    delay.disable();
-    poller.stdin.end();
-    await new Promise((resolve) => poller.on("close", resolve));
-    const row = { side, case: name, status: response.status, durationMs: Math.round(durationMs), loopDelayMaxMs: Math.round(delay.max / 1e6), healthMaxMs: Number(healthMax), answer: response.text.slice(0, 120) };
+    const row = { side, case: name, ...(await watchRequest(server.url, path, JSON.stringify(body))) };
     results.server.push(row);
     console.log("server", row);
   }

@@ -125,8 +125,9 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
     // While draining, a kept-alive connection is closed after its response so the client reconnects elsewhere.
     const closing: Record<string, string> = lifecycle.draining ? { connection: "close" } : {};
     const headers = { ...CORS, ...extra, ...closing, "request-id": requestId, "x-request-id": requestId };
-    return withResponseRecord(response, headers, (status) => {
-      const record = observer.complete(status);
+    return withResponseRecord(response, headers, (status, streamCancelled) => {
+      // A stream is cancelled when its client goes; a reply built after its client went has an aborted request.
+      const record = streamCancelled || signal.aborted ? observer.clientLeft() : observer.complete(status);
       features?.onResponse?.(record);
       options.onResponse?.(record);
     });
@@ -145,8 +146,9 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
       const ready = state.engine;
       if (!ready) throw state.failure ?? new EngineError("overloaded", "The model is still loading; retry shortly", { retryAfter: 2 });
       if (found.route.method === "POST") assertJsonContentType(request.headers);
-      const body = found.route.method === "POST" ? await readJsonBody(request, options.maxBodyBytes ?? DEFAULT_BODY_LIMIT) : undefined;
-      const capped = withInputLimits(withOutputCap(ready, options.maxOutputTokens), options.inputLimits ?? DEFAULT_INPUT_LIMITS);
+      const inputLimits = options.inputLimits ?? DEFAULT_INPUT_LIMITS;
+      const body = found.route.method === "POST" ? await readJsonBody(request, options.maxBodyBytes ?? DEFAULT_BODY_LIMIT, inputLimits) : undefined;
+      const capped = withInputLimits(withOutputCap(ready, options.maxOutputTokens), inputLimits);
       const ctx: RequestContext = {
         engine: createRequestEngine(capped, { principal, observer, admit: features?.admit }),
         principal,

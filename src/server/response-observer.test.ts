@@ -98,4 +98,12 @@ describe("createResponseObserver", () => {
     await more.return(undefined);
     expect([closed, unstoppable.complete(200).outputTokens]).toEqual([true, 0]);
   });
+
+  it("records a response whose client left before its end as 499 aborted, with the prompt it was charged", async () => {
+    const observer = createResponseObserver({ requestId: "req_7", method: "POST", route: "/v1/chat/completions" });
+    const events = observer.observe({}, replay([start(17_443), ...text("late")]), () => {});
+    await events.next();
+    await events.return(undefined);
+    expect(observer.clientLeft()).toMatchObject({ status: 499, error: expect.stringMatching(/^aborted: /), inputTokens: 17_443, outputTokens: 0 });
+  });
 });

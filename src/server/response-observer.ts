@@ -4,7 +4,7 @@
  * tier, failures) and the HTTP outcome (status, duration). The request log, the metrics and the team usage all read
  * the finished record; nothing else measures a request.
  */
-import { toEngineError, type EngineError, type GenerationEvent, type Usage } from "../engine/index.js";
+import { EngineError, toEngineError, type GenerationEvent, type Usage } from "../engine/index.js";
 import type { ResponseRecord } from "./context.js";
 
 /** Options of {@link createResponseObserver}. */
@@ -32,7 +32,15 @@ export interface ResponseObserver {
   whenComplete(settle: (record: ResponseRecord) => void): void;
   /** Completes the record with the response status and the duration, settles it, and returns it. */
   complete(status: number): ResponseRecord;
+  /**
+   * Completes the record of a response whose client went away before its end: status 499 (the status proxies log
+   * for a client that closed the connection) with an `aborted` failure, whatever status the response began with.
+   */
+  clientLeft(): ResponseRecord;
 }
+
+/** The status recorded when the client closed the connection before the response ended. */
+export const CLIENT_CLOSED_STATUS = 499;
 
 /** Starts observing a request that arrived now. */
 export function createResponseObserver(start: Pick<ResponseRecord, "requestId" | "method" | "route">, options: ResponseObserverOptions = {}): ResponseObserver {
@@ -114,15 +122,21 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
     }
   }
 
+  const complete = (status: number) => {
+    Object.assign(record, { status, durationMs: clock() - arrived });
+    for (const settle of settlers) settle(record);
+    return record;
+  };
+
   return {
     record,
     observe,
     fail,
     whenComplete: (settle) => void settlers.push(settle),
-    complete(status) {
-      Object.assign(record, { status, durationMs: clock() - arrived });
-      for (const settle of settlers) settle(record);
-      return record;
+    complete,
+    clientLeft() {
+      fail(new EngineError("aborted", "the client closed the connection before the response ended"));
+      return complete(CLIENT_CLOSED_STATUS);
     },
   };
 }

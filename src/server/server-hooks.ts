@@ -22,19 +22,20 @@ export function withOutputCap(engine: Engine, cap: number | undefined): Engine {
 
 /**
  * Returns `response` with `headers` added (existing ones win, except the request ids which are always ours) and
- * calls `onDone(status)` once the body is fully sent or the client went away.
+ * calls `onDone(status, clientLeft)` once the body is fully sent or the client went away (`clientLeft`: the stream
+ * was cancelled before its end).
  */
-export function withResponseRecord(response: Response, headers: Record<string, string>, onDone: (status: number) => void): Response {
+export function withResponseRecord(response: Response, headers: Record<string, string>, onDone: (status: number, clientLeft: boolean) => void): Response {
   const merged = new Headers(headers);
   response.headers.forEach((value, key) => {
     if (key !== "request-id" && key !== "x-request-id") merged.set(key, value);
   });
   const streaming = merged.get("content-type")?.startsWith("text/event-stream") && response.body;
   let called = false;
-  const done = () => {
+  const done = (clientLeft = false) => {
     if (called) return;
     called = true;
-    onDone(response.status);
+    onDone(response.status, clientLeft);
   };
   if (!streaming || !response.body) {
     done();
@@ -52,7 +53,7 @@ export function withResponseRecord(response: Response, headers: Record<string, s
     async cancel(reason) {
       // The producer stops first: it reads its generation's usage on the way out, and the record must include it.
       await reader.cancel(reason).catch(() => undefined);
-      done();
+      done(true);
     },
   }, { highWaterMark: 0 });
   return new Response(body, { status: response.status, headers: merged });

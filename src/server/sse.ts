@@ -17,8 +17,11 @@ export function formatSseComment(text: string): string {
 
 /** Options of {@link createSseResponse}. */
 export interface SseResponseOptions {
-  /** Text written when nothing was sent for `keepAliveMs` (Anthropic: a `ping` event; OpenAI: a comment). */
-  keepAlive: string;
+  /**
+   * Text written when nothing was sent for `keepAliveMs` (Anthropic: a `ping` event; OpenAI: a comment, or for chat
+   * completions an empty delta), or the function that makes it at that moment.
+   */
+  keepAlive: string | (() => string);
   /** Idle interval before a keep-alive, default 10 s. */
   keepAliveMs?: number;
   /** Extra response headers. */
@@ -52,7 +55,7 @@ export function createSseResponse(frames: AsyncIterable<string>, options: SseRes
       };
       const interval = options.keepAliveMs ?? 10_000;
       timer = setInterval(() => {
-        if (!closed && Date.now() - lastWrite >= interval) write(options.keepAlive);
+        if (!closed && Date.now() - lastWrite >= interval) write(typeof options.keepAlive === "string" ? options.keepAlive : options.keepAlive());
       }, Math.max(50, Math.floor(interval / 2)));
       timer.unref();
       void pump(iterator, write).then(() => {

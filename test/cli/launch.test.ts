@@ -48,11 +48,12 @@ afterAll(async () => {
 
 describe("kiln launch refusals", { timeout: 60_000 }, () => {
   it("names the agents when the agent is unknown", async () => {
-    expectOneLineError(await kiln(["launch", "vim"]), /unknown agent "vim"/, /claude, codex, opencode, aider/);
+    expectOneLineError(await kiln(["launch", "vim"]), /unknown agent "vim"/, /claude, codex, opencode, qwen, aider/);
   });
 
   it("says how to install an agent that is not on PATH", async () => {
     expectOneLineError(await kiln(["launch", "codex"]), /Codex CLI is not installed/, /npm install -g @openai\/codex/);
+    expectOneLineError(await kiln(["launch", "qwen"]), /Qwen Code is not installed/, /npm install -g @qwen-code\/qwen-code/);
   });
 
   it("refuses a model whose chat template has no tools for Claude Code, before starting a server", async () => {

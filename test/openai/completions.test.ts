@@ -73,4 +73,19 @@ describe("legacy completions", { timeout: 300_000 }, () => {
     expect(logprobs.token_logprobs!.every((value) => value <= 0)).toBe(true);
     expect(Object.keys(logprobs.top_logprobs![0]!).length).toBeGreaterThan(0);
   });
+
+  it("refuses a prompt list holding an empty prompt with a 400 before a streamed byte", async () => {
+    const request = { model: MODEL_ID, prompt: ["One, two,", ""], max_tokens: 2, stream: true as const };
+    const error = await kiln.client.completions.create(request).catch((caught) => caught);
+    expect(error).toMatchObject({ status: 400, param: "prompt.1", type: "invalid_request_error" });
+    await expect(kiln.client.completions.create({ ...request, prompt: "" })).rejects.toMatchObject({ status: 400, param: "prompt" });
+  });
+
+  it("samples alike for one seed and apart for another, negative seeds included", async () => {
+    const sample = async (seed: number) => (await kiln.client.completions.create({ model: MODEL_ID, prompt: "My favourite word is", max_tokens: 12, temperature: 1.5, seed })).choices[0]!.text;
+    const [minusOne, minusOneAgain, minusTwo, one] = [await sample(-1), await sample(-1), await sample(-2), await sample(1)];
+    expect(minusOneAgain).toBe(minusOne);
+    expect(new Set([minusOne, minusTwo, one]).size).toBe(3);
+  });
 });
+

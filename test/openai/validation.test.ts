@@ -81,6 +81,24 @@ describeMatrix("OpenAI validation", setup, (server) => {
       expect(await refused({ seed: 2 ** 64 })).toMatchObject({ status: 400, param: "seed" });
     });
 
+    // JSON.parse reads 2^63 - 1 and 2^63 alike (and -2^63, -2^63 - 1): the raw text shows the boundaries are exact.
+    it("takes a seed anywhere in the signed 64-bit range on every route that samples, and refuses one beyond it", async () => {
+      const bodies: Array<[string, string]> = [
+        ["/v1/chat/completions", `{"model":"${MODEL_ID}","max_tokens":2,"messages":[{"role":"user","content":"Hi"}],"seed":SEED}`],
+        ["/v1/completions", `{"model":"${MODEL_ID}","max_tokens":2,"prompt":"Hi","seed":SEED}`],
+        ["/v1/responses", `{"model":"${MODEL_ID}","max_output_tokens":2,"input":"Hi","seed":SEED}`],
+      ];
+      for (const [path, template] of bodies) {
+        for (const seed of ["9223372036854775807", "-9223372036854775808", "0", "-1"]) {
+          expect((await post(path, template.replace("SEED", seed))).status, `${path} ${seed}`).toBe(200);
+        }
+        for (const seed of ["9223372036854775808", "-9223372036854775809", "18446744073709551616", "1e19", "1.5"]) {
+          const { status, body } = await post(path, template.replace("SEED", seed));
+          expect([status, body.error?.param, body.error?.type], `${path} ${seed}`).toEqual([400, "seed", "invalid_request_error"]);
+        }
+      }
+    });
+
     // Whether a server-tool echo is then rendered into the prompt is in compat.test.ts.
     it("refuses an Anthropic content block of an unknown type, naming it", async () => {
       const anthropic = new Anthropic({ apiKey: TEST_KEY, baseURL: server.url, maxRetries: 0, fetch: server.fetch });

@@ -1,9 +1,10 @@
 /**
  * Huge inputs against a real server with the real default model: a request within the caps on messages is
  * counted; a prompt that cannot fit the context is refused before it is tokenized; and an enormous token count
- * does not hold the event loop, so /health answers while it runs. The refusals over the caps are in
- * input-caps.test.ts, on the scripted model.
+ * does not hold the event loop, so /health answers while it runs, as it does while a body far over the caps is
+ * refused. The other refusals over the caps are in input-caps.test.ts, on the scripted model.
  */
+import { request as httpRequest } from "node:http";
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine/index.js";
@@ -109,3 +110,33 @@ describe("an enormous token count leaves the event loop free: /health answers wh
     expect(counting.finished - before).toBe(2);
   });
 });
+
+// That such a body is refused before it is parsed and validated on the event loop is shown in input-caps.test.ts
+// (a body whose entries would fail validation is refused for its size); this is the 400 and /health beside it.
+describe("a body far over the caps", () => {
+  it("is refused with a 400 naming the limit while /health, asked once the body is sent, keeps answering", async () => {
+    const answered: string[] = [];
+    const body = JSON.stringify({ model: TEST_MODEL, messages: turns(200_000) });
+    const refusal = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const request = httpRequest(`${roomy.url}/v1/messages/count_tokens`, { method: "POST", agent: false, headers: { "content-type": "application/json" } }, (response) => {
+        let text = "";
+        response.setEncoding("utf8").on("data", (chunk) => (text += chunk)).on("end", () => {
+          answered.push("refusal");
+          resolve({ status: response.statusCode!, text });
+        });
+      });
+      request.on("error", reject);
+      request.end(body, () => {
+        void fetch(`${roomy.url}/health`).then((health) => {
+          answered.push(`health ${health.status}`);
+        });
+      });
+    });
+    const { status, text } = await refusal;
+    expect(status).toBe(400);
+    expect(JSON.parse(text).error.message).toMatch(/200000 messages exceed this server's limit of 10000/);
+    await expect.poll(() => answered.length).toBe(2);
+    expect(answered).toEqual(["health 200", "refusal"]);
+  });
+});
+

@@ -36,6 +36,25 @@ describeMatrix("caps on a request's size", { engine: () => startScriptedEngine()
     expect(refusals[2]).toBeInstanceOf(OpenAI.BadRequestError);
   });
 
+  // Over 1 MiB, a body is counted on a worker thread before it is parsed and validated on the event loop: an entry
+  // that validation would refuse (the role "robot") is never looked at.
+  it("refuse a large body of too many messages or blocks before validating it, in each surface's shape", async () => {
+    const long = (count: number) => turns(count).map((turn) => ({ ...turn, content: `${turn.content} ${"x".repeat(120_000)}` }));
+    const unvalidated = [...long(10), { role: "robot", content: 42 }] as never;
+    const refusals = await Promise.all([
+      anthropic().messages.countTokens({ model: TEST_MODEL, messages: unvalidated }).catch((e) => e),
+      openai().chat.completions.create({ model: TEST_MODEL, max_tokens: 2, messages: [{ role: "system", content: "Be brief." }, ...long(11)] }).catch((e) => e),
+      openai().responses.create({ model: TEST_MODEL, input: [{ role: "user", content: Array.from({ length: 13 }, () => ({ type: "input_text" as const, text: "x".repeat(100_000) })) }] }).catch((e) => e),
+    ]);
+    expect(refusals[0]).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(refusals[0].message).toMatch(/messages: 11 messages exceed this server's limit of 9/);
+    expect(refusals[1]).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(refusals[1]).toMatchObject({ param: "messages", message: expect.stringMatching(/11 messages exceed/) });
+    expect(refusals[2]).toMatchObject({ status: 400, message: expect.stringMatching(/13 content blocks/) });
+    const within = await anthropic().messages.countTokens({ model: TEST_MODEL, messages: long(9) });
+    expect(within.input_tokens).toBeGreaterThan(0);
+  });
+
   it("refuse too many content blocks (parts and tools) with a 400 naming the limit", async () => {
     const content = Array.from({ length: 13 }, (_, i) => ({ type: "text" as const, text: `part ${i}` }));
     const refusal = await anthropic().messages.countTokens({ model: TEST_MODEL, messages: [{ role: "user", content }] }).catch((e) => e);

@@ -11,11 +11,11 @@ interface LaunchFlags {
   stop?: boolean;
 }
 
-/** Registers `kiln launch`: runs a coding agent (Claude Code, Codex, opencode, aider) against a local kiln. */
+/** Registers `kiln launch`: runs a coding agent (Claude Code, Codex, opencode, Qwen Code, aider) against a local kiln. */
 export function registerLaunch(program: Command): void {
   const command = program
     .command("launch")
-    .description("run a coding agent (claude, codex, opencode, aider) on a local model, starting kiln serve if needed")
+    .description("run a coding agent (claude, codex, opencode, qwen, aider) on a local model, starting kiln serve if needed")
     .argument("[agent]", "claude | codex | opencode | aider")
     .argument("[args...]", "arguments for the agent (after --)")
     .option("-m, --model <ref>", "model (default: the running server's, else qwen2.5-coder-0.5b)")

@@ -49,6 +49,20 @@ describe("agent setups", () => {
     expect(config.provider.kiln.models["qwen2.5-coder-0.5b"].limit.context).toBe(32768);
   });
 
+  it("Qwen Code: the openai auth type at {url}/v1 with the served model, its stream guards sized for a cold first turn", () => {
+    const setup = findAgent("qwen")!.setUp(TARGET);
+    expect(setup.args).toEqual(["--auth-type", "openai", "--openai-base-url", "http://127.0.0.1:5456/v1", "--model", "qwen2.5-coder-0.5b"]);
+    expect(setup.env).toMatchObject({
+      OPENAI_API_KEY: "k1", QWEN_CODE_MAX_OUTPUT_TOKENS: "4096",
+      QWEN_STREAM_IDLE_TIMEOUT_MS: "1800000", QWEN_STREAM_MAX_LIFETIME_MS: "1800000", QWEN_CODE_API_TIMEOUT_MS: "1800000",
+    });
+    // The same bounds as Claude Code's: a cold first turn may evaluate its prompt for many minutes before a chunk.
+    expect(setup.env.QWEN_STREAM_IDLE_TIMEOUT_MS).toBe(findAgent("claude")!.setUp(TARGET).env.CLAUDE_STREAM_IDLE_TIMEOUT_MS);
+    const [file] = setup.files;
+    expect(setup.env.QWEN_CODE_SYSTEM_DEFAULTS_PATH).toBe(file?.path);
+    expect(JSON.parse(file!.content)).toMatchObject({ model: { generationConfig: { contextWindowSize: 32768 } }, general: { enableAutoUpdate: false } });
+  });
+
   it("aider: the OpenAI base, the openai/ model prefix and OPENAI_API_KEY", () => {
     const setup = findAgent("aider")!.setUp(TARGET);
     expect(setup.args.join(" ")).toContain("--openai-api-base http://127.0.0.1:5456/v1 --model openai/qwen2.5-coder-0.5b");

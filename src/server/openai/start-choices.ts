@@ -49,9 +49,12 @@ export function requireModel(ctx: RequestContext, id: string): ModelInfo {
   return model;
 }
 
-/** The SSE response of OpenAI streams. Heartbeats are comments that do not start with ": ping" (Continue's reader treats that as the end). */
-export function streamResponse(frames: AsyncIterable<string>): Response {
-  return createSseResponse(frames, { keepAlive: formatSseComment("keep-alive") });
+/**
+ * The SSE response of OpenAI streams. Heartbeats are comments that do not start with ": ping" (Continue's reader
+ * treats that as the end), unless the API has its own (`keepAlive`).
+ */
+export function streamResponse(frames: AsyncIterable<string>, keepAlive: string | (() => string) = formatSseComment("keep-alive")): Response {
+  return createSseResponse(frames, { keepAlive });
 }
 
 /** `created`: Unix seconds from the request's injectable clock. */

@@ -20,6 +20,7 @@ import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT,
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
+import { reportModelDistribution } from "./logprobs.js";
 import { StepPlanner, type StepDevice } from "./step-planner.js";
 import { laneSupports, PrefillLane } from "./prefill-lane.js";
 import type { PrefixDiskCache } from "./prefix-disk-cache.js";
@@ -171,6 +172,7 @@ export class LlamaCppModel extends LocalModel {
     const barrier = new DecodeBarrier((ms) => planner.stepStarted(ms));
     this.planner = planner;
     this.clock = StepClock.attach(context, () => barrier.generating > 0);
+    reportModelDistribution(context, model);
     this.calibrate = () => calibrateStepCost(model, sequences[0]!, parts.device).then((parts) => planner.calibrated(parts));
     const vocabulary = vocabularyOf(model, options.path, promptThread);
     this.pool = pool;

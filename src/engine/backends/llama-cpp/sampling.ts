@@ -22,7 +22,7 @@ export function toEvaluateOptions(
         topK: sampling.topK ?? DEFAULTS.topK,
         topP: sampling.topP ?? DEFAULTS.topP,
         minP: sampling.minP ?? DEFAULTS.minP,
-        seed: sampling.seed,
+        seed: sampling.seed === undefined ? undefined : toLlamaSeed(sampling.seed),
       };
   if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
   if (sampling.logitBias) options.tokenBias = toTokenBias(model, sampling.logitBias);
@@ -35,6 +35,18 @@ export function toEvaluateOptions(
     };
   }
   return options;
+}
+
+/** llama.cpp's seeds: 32-bit, where 0xFFFFFFFF means "pick one at random". */
+const LLAMA_SEEDS = 0xffff_ffff;
+
+/**
+ * A request's seed (any signed 64-bit integer) as a llama.cpp seed: node-llama-cpp turns every negative seed into 0,
+ * so the seed is taken modulo 2^32 − 1, which keeps small seeds, negative ones included, apart and never lands on
+ * the random one.
+ */
+function toLlamaSeed(seed: number): number {
+  return ((seed % LLAMA_SEEDS) + LLAMA_SEEDS) % LLAMA_SEEDS;
 }
 
 function hasPenalty(sampling: SamplingOptions): boolean {

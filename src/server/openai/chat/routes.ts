@@ -5,7 +5,7 @@ import { collectChoices, requireModel, startChoices, streamResponse, unixSeconds
 import { toChoiceRequests } from "../wire/choices.js";
 import { fromChatCompletionRequest } from "./request.js";
 import { toChatCompletion } from "./response.js";
-import { encodeChatCompletionStream } from "./stream.js";
+import { ChatKeepAlive, encodeChatCompletionStream } from "./stream.js";
 
 /** Translates the body, runs `n` choices one after another, and answers with a chat.completion or its chunks. */
 export async function handleChatCompletions(ctx: RequestContext, input: RouteInput): Promise<Response> {
@@ -16,5 +16,7 @@ export async function handleChatCompletions(ctx: RequestContext, input: RouteInp
   const choices = await startChoices(ctx, toChoiceRequests(request, call.n), (r, options) => ctx.engine.generate(r, options));
   const meta = { id: ctx.ids("chatcmpl-"), created: unixSeconds(ctx), model: call.request.model, logprobs: request.logprobs !== undefined };
   if (!call.stream) return jsonResponse(toChatCompletion(await collectChoices(choices), meta));
-  return streamResponse(encodeChatCompletionStream(choices, { ...meta, includeUsage: call.includeUsage }));
+  const streamOptions = { ...meta, includeUsage: call.includeUsage };
+  const keepAlive = new ChatKeepAlive(streamOptions);
+  return streamResponse(encodeChatCompletionStream(choices, { ...streamOptions, keepAlive }), () => keepAlive.frame());
 }

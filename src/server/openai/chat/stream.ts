@@ -5,7 +5,7 @@
  * last choice the include_usage chunk with empty choices, then `data: [DONE]`.
  */
 import type { GenerationEvent, Usage } from "../../../engine/index.js";
-import { formatSseEvent } from "../../sse.js";
+import { formatSseComment, formatSseEvent } from "../../sse.js";
 import { guardStream } from "../../stream-guard.js";
 import { sequenceChoices, sumChoiceUsage } from "../wire/choices.js";
 import { toOpenAIErrorFrames } from "../wire/errors.js";
@@ -18,6 +18,31 @@ import { toChatUsage, type ChatUsage } from "../wire/usage.js";
 export interface ChatStreamOptions extends ResponseMeta {
   /** `stream_options.include_usage`: usage:null on every chunk, then one usage chunk with choices []. */
   includeUsage: boolean;
+  /** Told which choice is open, to make the stream's heartbeats. */
+  keepAlive?: ChatKeepAlive;
+}
+
+/**
+ * The heartbeat of a chat stream. While a choice is open (from its role chunk to its finish) it is a chunk with an
+ * empty delta for that choice: SDK clients hand that over as a chunk, so an agent whose stream timer counts chunks
+ * (Qwen Code's idle guard) sees the stream alive while a long prompt is evaluated, where a comment line, which the
+ * SDKs drop, would leave it silent. Between choices it is a comment.
+ */
+export class ChatKeepAlive {
+  private open: number | undefined;
+
+  constructor(private readonly options: Omit<ChatStreamOptions, "keepAlive">) {}
+
+  /** Follows choice `choice`'s events. */
+  track(choice: number, event: GenerationEvent): void {
+    if (event.type === "start") this.open = choice;
+    else if (event.type === "finish" || event.type === "error") this.open = undefined;
+  }
+
+  frame(): string {
+    if (this.open === undefined) return formatSseComment("keep-alive");
+    return formatSseEvent(undefined, toChunk(this.options, [{ index: this.open, delta: {}, logprobs: null, finish_reason: null }]));
+  }
 }
 
 /** The delta of one chunk; every field optional as on the wire. */
@@ -51,6 +76,7 @@ async function* encodeChoices(choices: Array<() => AsyncIterable<GenerationEvent
   const encoders = choices.map((_, index) => createChatStreamEncoder(options, index));
   const usages: Usage[] = [];
   for await (const { choice, event } of sequenceChoices(choices)) {
+    options.keepAlive?.track(choice, event);
     yield* encoders[choice]!(event);
     if (event.type === "error") return;
     if (event.type === "finish") usages.push(event.usage);

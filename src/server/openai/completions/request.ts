@@ -3,7 +3,7 @@
  * The prompt goes to the engine verbatim: autocomplete clients render their own FIM prompts.
  */
 import * as v from "valibot";
-import type { CompletionRequest } from "../../../engine/index.js";
+import { EngineError, type CompletionRequest } from "../../../engine/index.js";
 import { optional, toIncludeUsage, toSampling, toStop } from "../wire/request-fields.js";
 import { parseBody, positiveIntSchema, rangeSchema, samplingFields } from "../wire/schema.js";
 
@@ -45,7 +45,9 @@ export interface CompletionCall {
 /** Validates and translates a completions body. Throws EngineError invalid_request naming the field. */
 export function fromCompletionRequest(body: unknown): CompletionCall {
   const wire = parseBody(completionRequestSchema, body);
-  const requests = toPrompts(wire.prompt).map((prompt): CompletionRequest => ({
+  const prompts = toPrompts(wire.prompt);
+  if (!wire.suffix) rejectEmptyPrompt(prompts);
+  const requests = prompts.map((prompt): CompletionRequest => ({
     model: wire.model,
     prompt,
     ...optional("suffix", wire.suffix || undefined),
@@ -56,6 +58,18 @@ export function fromCompletionRequest(body: unknown): CompletionCall {
     ...(wire.echo === true ? { echo: true } : {}),
   }));
   return { requests, n: wire.n ?? 1, stream: wire.stream === true, includeUsage: toIncludeUsage(wire) };
+}
+
+/**
+ * An empty text prompt has nothing to continue (with a suffix it is a fill-in at the start of a file). Checked for
+ * every prompt before any generation starts: several prompts stream one after another, and a refusal at the
+ * engine for a later one could only travel in-band after the earlier prompts' choices.
+ */
+function rejectEmptyPrompt(prompts: Array<string | number[]>): void {
+  const empty = prompts.indexOf("");
+  if (empty === -1) return;
+  const param = prompts.length > 1 ? `prompt.${empty}` : "prompt";
+  throw new EngineError("invalid_request", `Invalid '${param}': must not be empty`, { param });
 }
 
 /** The prompts of a request: one string or token-id list, or a list of them. */

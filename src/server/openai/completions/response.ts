@@ -65,11 +65,21 @@ export function toLogprobs(tokens: PromptTokenLogprob[], startOffset: number): C
   for (const token of tokens) {
     result.tokens.push(token.token);
     result.token_logprobs.push(token.logprob);
-    result.top_logprobs.push(token.top && Object.fromEntries(token.top.map((top) => [top.token, top.logprob])));
+    result.top_logprobs.push(topLogprobs(token));
     result.text_offset.push(offset);
     offset += token.token.length;
   }
   return result;
+}
+
+/**
+ * A token's `top_logprobs` as OpenAI writes them: the best `logprobs` alternatives and the token itself, so up to
+ * logprobs + 1 entries (one with `logprobs: 0`); null for an echoed prompt's first token, which has no logprob.
+ */
+function topLogprobs(token: PromptTokenLogprob): Record<string, number> | null {
+  if (!token.top || token.logprob === null) return null;
+  const top = Object.fromEntries(token.top.map((alternative) => [alternative.token, alternative.logprob]));
+  return { ...top, [token.token]: token.logprob };
 }
 
 /** The text_completion fields around `choices`, the same on every chunk of a stream. */

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import type { ImagePart, Message, Part, TextPart, ToolSpec } from "../../../engine/index.js";
 import type { RequestedToolChoice } from "../../tool-choice.js";
 import { optional, parseArguments, toImagePart, toResponseFormat, toSampling, toToolChoice, type ChatRequestDraft } from "../wire/request-fields.js";
-import { parseBody, positiveIntSchema, rangeSchema } from "../wire/schema.js";
+import { parseBody, positiveIntSchema, rangeSchema, seedSchema } from "../wire/schema.js";
 
 const partSchema = v.object({
   type: v.string(),
@@ -48,6 +48,8 @@ const responsesRequestSchema = v.object({
   max_output_tokens: v.nullish(positiveIntSchema),
   temperature: v.nullish(rangeSchema(0, 2)),
   top_p: v.nullish(rangeSchema(0, 1)),
+  // Not in OpenAI's Responses API, but vLLM's: read like chat's, so a seeded request repeats on every route.
+  seed: v.nullish(seedSchema()),
   stream: v.nullish(v.boolean()),
   text: textFormatSchema,
   include: v.nullish(v.array(v.string())),

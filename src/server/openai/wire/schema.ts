@@ -14,6 +14,20 @@ export function rangeSchema(min: number, max: number, integer = false) {
     : v.pipe(v.number(), v.minValue(min, message), v.maxValue(max, message));
 }
 
+/**
+ * `seed`: a signed 64-bit integer, as OpenAI and vLLM declare it, read as a number. Where a double cannot tell
+ * (±2^63), the body reader hands over the exact digits as a BigInt (read-json-body.ts).
+ */
+export function seedSchema() {
+  const message = "Expected a signed 64-bit integer (from -9223372036854775808 to 9223372036854775807)";
+  const inRange = (seed: number | bigint) => typeof seed === "bigint" ? BigInt.asIntN(64, seed) === seed : seed >= -(2 ** 63) && seed < 2 ** 63;
+  return v.pipe(
+    v.union([v.pipe(v.number(), v.integer("Expected a whole number")), v.bigint()], "Expected a whole number"),
+    v.check(inRange, message),
+    v.transform(Number),
+  );
+}
+
 /** Most choices (`n`) one request may ask for: they are generated one after another. */
 export const MAX_CHOICES = 16;
 
@@ -27,8 +41,7 @@ export const stopSchema = v.nullish(v.union([v.string(), v.array(v.string())]));
 export const samplingFields = {
   temperature: v.nullish(rangeSchema(0, 2)),
   top_p: v.nullish(rangeSchema(0, 1)),
-  // A signed 64-bit integer, as OpenAI declares it (2^63 − 1 reads back as 2^63 in a double).
-  seed: v.nullish(v.pipe(v.number(), v.integer("Expected a whole number"), v.minValue(-(2 ** 63), "Expected a 64-bit integer"), v.maxValue(2 ** 63, "Expected a 64-bit integer"))),
+  seed: v.nullish(seedSchema()),
   logit_bias: v.nullish(v.record(v.pipe(v.string(), v.regex(/^\d+$/, "Expected token ids as keys")), rangeSchema(-100, 100))),
   presence_penalty: v.nullish(rangeSchema(-2, 2)),
   frequency_penalty: v.nullish(rangeSchema(-2, 2)),
