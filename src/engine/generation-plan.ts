@@ -5,9 +5,10 @@
  */
 import { contextOverflow, EngineError } from "../errors/engine-error.js";
 import type { ChatRequest, CompletionRequest, SamplingOptions, ToolSpec } from "./messages.js";
-import type { ToolParsing } from "./text/output-assembler.js";
+import type { ReasoningParsing, ToolParsing } from "./text/output-assembler.js";
 import { toToolShape } from "./text/tool-call-json.js";
 import { prepareChatPrompt } from "./text/render-prompt.js";
+import { opensReasoning, templateReasons } from "./text/reasoning-template.js";
 import { responseFormatGrammar, toolCallGrammar } from "./text/grammar.js";
 import type { PromptPiece } from "./text/control-text.js";
 import type { Vocabulary } from "./text/vocabulary.js";
@@ -22,6 +23,8 @@ export interface GenerationPlan {
   /** GBNF constraining the output, and the request field it came from (for error messages). */
   grammar?: { text: string; param: string };
   tools?: ToolParsing;
+  /** The model thinks in `<think>` blocks, split out of its output as reasoning. */
+  reasoning?: ReasoningParsing;
   /** Report each generated token's logprob with this many top alternatives; undefined: no logprobs. */
   logprobs?: number;
   /** Echo the prompt in the start event: its text, and whether its tokens' logprobs are owed too. */
@@ -34,10 +37,12 @@ export interface PlanTarget {
   vocabulary: Vocabulary;
   /** Tokens per sequence (prompt + output). */
   ctxSize: number;
+  /** Whether the model thinks in `<think>` blocks (the model's configuration); undefined: as its template says. */
+  reasoning?: boolean;
 }
 
 export async function planChat(target: PlanTarget, request: ChatRequest): Promise<GenerationPlan> {
-  const pieces = await splitChat(target, request);
+  const { pieces, reasoning } = await renderChat(target, request);
   rejectUnfit(target, pieces);
   const prompt = await target.vocabulary.tokenizePrompt(pieces);
   const toolsOn = (request.tools?.length ?? 0) > 0 && request.toolChoice?.type !== "none";
@@ -50,6 +55,7 @@ export async function planChat(target: PlanTarget, request: ChatRequest): Promis
     logprobs: request.logprobs,
     grammar,
     tools: toolsOn ? toToolParsing(request.tools ?? [], "parallel" in choice ? choice.parallel ?? true : true) : undefined,
+    reasoning,
   };
 }
 
@@ -87,17 +93,22 @@ function basePlan(target: PlanTarget, prompt: number[], request: Pick<ChatReques
 
 /** The rendered prompt's tokens: what `start.inputTokens` reports for the same request. */
 export async function tokenizeChat(target: PlanTarget, request: ChatRequest): Promise<number[]> {
-  return target.vocabulary.tokenizePrompt(await splitChat(target, request));
+  return target.vocabulary.tokenizePrompt((await renderChat(target, request)).pieces);
 }
 
 /**
  * The rendered prompt in pieces: the template's markup as control tokens, the client's text (quoted before rendering)
- * as plain text, so a client's `<|im_end|>` is text, never a turn marker.
+ * as plain text, so a client's `<|im_end|>` is text, never a turn marker. For a reasoning model, also whether the
+ * prompt leaves generation inside a `<think>` block.
  */
-async function splitChat(target: PlanTarget, request: ChatRequest): Promise<PromptPiece[]> {
+async function renderChat(target: PlanTarget, request: ChatRequest): Promise<{ pieces: PromptPiece[]; reasoning?: ReasoningParsing }> {
   rejectImages(target, request);
   const { template, controlText } = target.vocabulary;
-  return controlText.splitPrompt(await target.vocabulary.renderPrompt(prepareChatPrompt(request, template, controlText.quote)));
+  const prepared = prepareChatPrompt(request, template, controlText.quote);
+  const text = await target.vocabulary.renderPrompt(prepared);
+  const pieces = controlText.splitPrompt(text);
+  if (!(target.reasoning ?? templateReasons(template.source))) return { pieces };
+  return { pieces, reasoning: { insideAtStart: opensReasoning(text.slice(0, text.length - prepared.prefill.length), prepared.prefill) } };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * From sampled tokens to events, the same for every local backend: the start event with real usage, incremental
- * detokenisation, stop sequences, tool-call parsing and blocks (OutputAssembler), the output budget, and the finish
+ * detokenisation, stop sequences, reasoning and tool-call parsing and blocks (OutputAssembler), the output budget, and the finish
  * event with the reason. The backend only supplies tokens and says when it stopped early (abort).
  */
 import type { CacheTier, FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob, Usage } from "./events.js";
@@ -22,7 +22,7 @@ export class TokenEvents {
 
   constructor(private readonly plan: GenerationPlan, vocabulary: Pick<Vocabulary, "detokenize">, ids: IdFactory, cachedInputTokens = 0, cacheTier?: CacheTier) {
     this.usage = { inputTokens: plan.prompt.length, cachedInputTokens, outputTokens: 0, ...(cacheTier ? { cacheTier } : {}) };
-    this.assembler = new OutputAssembler({ stop: plan.stop, tools: plan.tools, ids });
+    this.assembler = new OutputAssembler({ stop: plan.stop, tools: plan.tools, reasoning: plan.reasoning, ids });
     this.decoder = new TokenTextDecoder(vocabulary);
   }
 

@@ -34,6 +34,8 @@ export interface LlamaCppModelOptions {
   id: string;
   path: string;
   aliases?: string[];
+  /** Whether the model thinks in `<think>` blocks; undefined: as its chat template says. */
+  reasoning?: boolean;
   /** The opened bindings (shared by every model of an engine). */
   llama: Llama;
   /** Sequences decoded together in one context. */
@@ -179,7 +181,7 @@ export class LlamaCppModel extends LocalModel {
     // The lane's own request holds a slot of the main context too.
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane };
-    this.target = { modelId: info.id, vocabulary, ctxSize };
+    this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
   }
 
   protected run(plan: GenerationPlan, signal?: AbortSignal): AsyncIterable<GenerationEvent> {

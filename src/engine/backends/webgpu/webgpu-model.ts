@@ -23,6 +23,8 @@ export interface WebGpuModelOptions {
   id: string;
   path: string;
   aliases?: string[];
+  /** Whether the model thinks in `<think>` blocks; undefined: as its chat template says. */
+  reasoning?: boolean;
   gpu: GpuDevice;
   /** Tokens of KV cache (prompt + output); default min(train context, 4096). */
   ctxSize?: number;
@@ -72,7 +74,7 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
       },
     };
     const pool = new SessionPool(plans.map((plan) => new DecodeSession(plan, options.prefixCache)));
-    return new WebGpuModel(info, vocabulary, pool, arena, options.ids, ctxSize);
+    return new WebGpuModel(info, vocabulary, pool, arena, options.ids, ctxSize, options.reasoning);
   } catch (error) {
     arena.destroy();
     await vocabulary.dispose();
@@ -91,9 +93,10 @@ export class WebGpuModel extends LocalModel {
     private readonly arena: WeightArena,
     private readonly ids: IdFactory,
     ctxSize: number,
+    reasoning?: boolean,
   ) {
     super();
-    this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize };
+    this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, reasoning };
     this.parallel = pool.sessions.length;
   }
 
