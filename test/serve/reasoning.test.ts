@@ -1,0 +1,135 @@
+/**
+ * A real model's `<think>` block, split out by kiln, as both protocols carry reasoning, read by the official SDKs
+ * against a real server on a loopback port. No reasoning model small enough for these tests is published where kiln
+ * pulls models from, so the coder model (Qwen2.5-Coder-0.5B-Instruct) is marked as a reasoning model, as a model's
+ * config entry does with `"reasoning": true`, and shown the format by one example turn; at temperature 0 it
+ * writes a short block before its answer. What is tested is kiln's side: the real token stream parsed into
+ * reasoning, the blocks on the wire, and their signatures.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkRecordedStreams, createRecordingFetch } from "../helpers/openai-stream.js";
+import { coderModelPath } from "../helpers/real-model.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { checkAnthropicStream } from "../helpers/sse.js";
+
+const MODEL = "coder-thinking";
+const path = coderModelPath();
+const SLOW = { timeout: 300_000 };
+const SYSTEM = "You think before you answer: first your reasoning between <think> and </think>, then the answer.";
+const EXAMPLE_QUESTION = "What is 2 + 3?";
+const EXAMPLE_ANSWER = "<think>\nThe user asks for 2 + 3. Adding them gives 5.\n</think>\n\n2 + 3 = 5.";
+const QUESTION = "What is 17 + 25?";
+const recorder = createRecordingFetch();
+let kiln: TestServer;
+let anthropic: Anthropic;
+let openai: OpenAI;
+
+beforeAll(async () => {
+  if (!path) return;
+  // The thinking-signature secret of this file's server lives in a home of its own.
+  process.env.KILN_HOME = mkdtempSync(join(tmpdir(), "kiln-reasoning-"));
+  kiln = await startTestServer({ model: { id: MODEL, path, reasoning: true }, parallel: 1, ctxSize: 1024 });
+  anthropic = new Anthropic({ apiKey: "unused", baseURL: kiln.url, maxRetries: 0 });
+  openai = new OpenAI({ apiKey: "unused", baseURL: `${kiln.url}/v1`, maxRetries: 0, fetch: recorder.fetch });
+}, 300_000);
+afterAll(async () => {
+  await kiln?.close();
+  expect(await checkRecordedStreams(recorder)).toEqual([]);
+});
+
+const anthropicMessages: Anthropic.MessageParam[] = [
+  { role: "user", content: EXAMPLE_QUESTION },
+  { role: "assistant", content: EXAMPLE_ANSWER },
+  { role: "user", content: QUESTION },
+];
+const openaiMessages: OpenAI.ChatCompletionMessageParam[] = [{ role: "system", content: SYSTEM }, ...anthropicMessages as OpenAI.ChatCompletionMessageParam[]];
+
+/** The answer is the sum, with no tag or reasoning left in it. */
+function expectAnswer(text: string): void {
+  expect(text).toContain("42");
+  expect(text).not.toMatch(/<\/?think>/);
+}
+
+function expectReasoning(text: string | undefined): void {
+  expect(text).toMatch(/17/);
+  expect(text).not.toMatch(/<\/?think>/);
+}
+
+describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
+  it("arrives on /v1/messages as a signed thinking block, then the text", async () => {
+    const message = await anthropic.messages.create({ model: MODEL, system: SYSTEM, messages: anthropicMessages, max_tokens: 120, temperature: 0 });
+    expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);
+    const [thinking, text] = message.content as [Anthropic.ThinkingBlock, Anthropic.TextBlock];
+    expectReasoning(thinking.thinking);
+    expect(thinking.signature).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    expectAnswer(text.text);
+
+    // The block goes back in the next turn as the client got it; changed, it is refused.
+    const next = (block: Anthropic.ThinkingBlockParam) => anthropic.messages.create({
+      model: MODEL, system: SYSTEM, max_tokens: 1, temperature: 0,
+      messages: [...anthropicMessages, { role: "assistant", content: [block, { type: "text", text: text.text }] }, { role: "user", content: "And 42 + 1?" }],
+    });
+    expect((await next({ type: "thinking", thinking: thinking.thinking, signature: thinking.signature })).type).toBe("message");
+    const refused = await next({ type: "thinking", thinking: `${thinking.thinking} Or 43.`, signature: thinking.signature }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as InstanceType<typeof Anthropic.BadRequestError>).message).toContain("messages.3.content.0.signature: the signature does not match this thinking block");
+  });
+
+  it("streams on /v1/messages as thinking deltas and a signature, then text deltas", async () => {
+    const stream = anthropic.messages.stream({ model: MODEL, system: SYSTEM, messages: anthropicMessages, max_tokens: 120, temperature: 0 });
+    const deltas: string[] = [];
+    stream.on("streamEvent", (event) => {
+      if (event.type === "content_block_delta") deltas.push(event.delta.type);
+    });
+    const message = await stream.finalMessage();
+    expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);
+    expectReasoning((message.content[0] as Anthropic.ThinkingBlock).thinking);
+    expect((message.content[0] as Anthropic.ThinkingBlock).signature).not.toBe("");
+    expectAnswer((message.content[1] as Anthropic.TextBlock).text);
+    const firstText = deltas.indexOf("text_delta");
+    expect(deltas.slice(0, firstText)).toEqual([...deltas.slice(0, firstText - 1).map(() => "thinking_delta"), "signature_delta"]);
+
+    const raw = await fetch(`${kiln.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: MODEL, system: SYSTEM, messages: anthropicMessages, max_tokens: 120, temperature: 0, stream: true }),
+    });
+    expect(checkAnthropicStream(await raw.text())).toEqual([]);
+  });
+
+  it("arrives on chat completions as reasoning_content beside the content", async () => {
+    const completion = await openai.chat.completions.create({ model: MODEL, messages: openaiMessages, max_tokens: 120, temperature: 0 });
+    const message = completion.choices[0]!.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
+    expectReasoning(message.reasoning_content);
+    expectAnswer(message.content ?? "");
+  });
+
+  it("streams on chat completions as reasoning_content deltas before the content deltas", async () => {
+    const stream = await openai.chat.completions.create({ model: MODEL, messages: openaiMessages, max_tokens: 120, temperature: 0, stream: true });
+    const kinds: string[] = [];
+    let reasoning = "";
+    let content = "";
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
+      if (delta?.reasoning_content) (kinds.push("reasoning"), (reasoning += delta.reasoning_content));
+      if (delta?.content) (kinds.push("content"), (content += delta.content));
+    }
+    expect(kinds.indexOf("content")).toBeGreaterThan(0);
+    expect(kinds.lastIndexOf("reasoning")).toBeLessThan(kinds.indexOf("content"));
+    expectReasoning(reasoning);
+    expectAnswer(content);
+  });
+
+  it("arrives on the Responses API as a reasoning item before the message", async () => {
+    const response = await openai.responses.create({ model: MODEL, instructions: SYSTEM, input: anthropicMessages as OpenAI.Responses.ResponseInput, max_output_tokens: 120, temperature: 0 });
+    expect(response.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expectReasoning(reasoning.content?.map((part) => part.text).join(""));
+    expectAnswer(response.output_text);
+  });
+});
