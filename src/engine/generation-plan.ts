@@ -55,7 +55,8 @@ export async function planChat(target: PlanTarget, request: ChatRequest): Promis
     logprobs: request.logprobs,
     grammar,
     tools: toolsOn ? toToolParsing(request.tools ?? [], "parallel" in choice ? choice.parallel ?? true : true) : undefined,
-    reasoning,
+    // A grammar makes the whole output the call or the JSON it demands, even where the prompt opened a think block.
+    reasoning: grammar ? undefined : reasoning,
   };
 }
 

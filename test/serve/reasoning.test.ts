@@ -125,6 +125,16 @@ describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
     expectAnswer(content);
   });
 
+  it("leaves a structured output whole, even after a prompt that opened a think block: the grammar's JSON is the answer", async () => {
+    const completion = await openai.chat.completions.create({
+      model: MODEL, messages: [...openaiMessages, { role: "assistant", content: "<think>\n" }], max_tokens: 60, temperature: 0, response_format: { type: "json_object" },
+    });
+    const message = completion.choices[0]!.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
+    expect(message.reasoning_content).toBeUndefined();
+    if (completion.choices[0]!.finish_reason === "stop") expect(JSON.parse(message.content ?? "")).toBeTypeOf("object");
+    else expect(message.content).toMatch(/^\s*\{/);
+  });
+
   it("arrives on the Responses API as a reasoning item before the message", async () => {
     const response = await openai.responses.create({ model: MODEL, instructions: SYSTEM, input: anthropicMessages as OpenAI.Responses.ResponseInput, max_output_tokens: 120, temperature: 0 });
     expect(response.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
