@@ -24,6 +24,8 @@ const SYSTEM = "You think before you answer: first your reasoning between <think
 const EXAMPLE_QUESTION = "What is 2 + 3?";
 const EXAMPLE_ANSWER = "<think>\nThe user asks for 2 + 3. Adding them gives 5.\n</think>\n\n2 + 3 = 5.";
 const QUESTION = "What is 17 + 25?";
+// SDK 1.x dropped `temperature` from its Messages types; kiln honours it, and greedy decoding keeps the runs alike.
+const GREEDY = { temperature: 0 } as object;
 const recorder = createRecordingFetch();
 let kiln: TestServer;
 let anthropic: Anthropic;
@@ -62,7 +64,7 @@ function expectReasoning(text: string | undefined): void {
 
 describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
   it("arrives on /v1/messages as a signed thinking block, then the text", async () => {
-    const message = await anthropic.messages.create({ model: MODEL, system: SYSTEM, messages: anthropicMessages, max_tokens: 120, temperature: 0 });
+    const message = await anthropic.messages.create({ model: MODEL, system: SYSTEM, messages: anthropicMessages, max_tokens: 120, ...GREEDY });
     expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);
     const [thinking, text] = message.content as [Anthropic.ThinkingBlock, Anthropic.TextBlock];
     expectReasoning(thinking.thinking);
@@ -71,7 +73,7 @@ describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
 
     // The block goes back in the next turn as the client got it; changed, it is refused.
     const next = (block: Anthropic.ThinkingBlockParam) => anthropic.messages.create({
-      model: MODEL, system: SYSTEM, max_tokens: 1, temperature: 0,
+      model: MODEL, system: SYSTEM, max_tokens: 1, ...GREEDY,
       messages: [...anthropicMessages, { role: "assistant", content: [block, { type: "text", text: text.text }] }, { role: "user", content: "And 42 + 1?" }],
     });
     expect((await next({ type: "thinking", thinking: thinking.thinking, signature: thinking.signature })).type).toBe("message");
@@ -81,7 +83,7 @@ describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
   });
 
   it("streams on /v1/messages as thinking deltas and a signature, then text deltas", async () => {
-    const stream = anthropic.messages.stream({ model: MODEL, system: SYSTEM, messages: anthropicMessages, max_tokens: 120, temperature: 0 });
+    const stream = anthropic.messages.stream({ model: MODEL, system: SYSTEM, messages: anthropicMessages, max_tokens: 120, ...GREEDY });
     const deltas: string[] = [];
     stream.on("streamEvent", (event) => {
       if (event.type === "content_block_delta") deltas.push(event.delta.type);

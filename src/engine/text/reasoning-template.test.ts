@@ -2,25 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "../messages.js";
 import { opensReasoning, templateReasons, thinkingSwitch } from "./reasoning-template.js";
 import { prepareChatPrompt, renderPrepared } from "./render-prompt.js";
-
-/** The assistant-turn and generation-prompt parts of Qwen3's chat template, as its GGUF ships them. */
-const QWEN3 =
-  "{%- for message in messages %}{%- if message.role == 'assistant' %}{%- set content = message.content %}" +
-  "{%- if '</think>' in content %}{%- set content = content.split('</think>')[-1].lstrip('\\n') %}{%- endif %}" +
-  "{{- '<|im_start|>assistant\\n' + content + '<|im_end|>\\n' }}{%- else %}" +
-  "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}" +
-  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}" +
-  "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}";
-
-/** QwQ's generation prompt opens the block itself. */
-const QWQ =
-  "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}{%- endfor %}" +
-  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n<think>\\n' }}{%- endif %}{# drops text up to </think> #}";
-
-/** The part of DeepSeek-R1-Distill-Qwen's template that handles past reasoning (read from its GGUF). */
-const DEEPSEEK_R1 = "{% set content = message['content'] %}{% if '</think>' in content %}{% set content = content.split('</think>')[-1] %}{% endif %}";
-
-const CHATML_CODER = "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}{%- endfor %}";
+import { QWEN_TOOLS_TEMPLATE, SMOLLM2_TEMPLATE } from "./chat-templates.fixture.js";
+import { DEEPSEEK_R1_TEMPLATE, QWEN3_TEMPLATE as QWEN3, QWQ_TEMPLATE as QWQ } from "./reasoning-templates.fixture.js";
 
 const ask = (extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: "m", messages: [{ role: "user", parts: [{ type: "text", text: "Hi" }] }], maxTokens: 8, ...extra });
 
@@ -33,8 +16,8 @@ function startsInside(source: string, request: ChatRequest): { prompt: string; i
 
 describe("reasoning from the chat template", () => {
   it("recognises templates that handle think blocks, and no others", () => {
-    expect([QWEN3, QWQ, DEEPSEEK_R1].map(templateReasons)).toEqual([true, true, true]);
-    expect([CHATML_CODER, undefined].map(templateReasons)).toEqual([false, false]);
+    expect([QWEN3, QWQ, DEEPSEEK_R1_TEMPLATE].map(templateReasons)).toEqual([true, true, true]);
+    expect([SMOLLM2_TEMPLATE, QWEN_TOOLS_TEMPLATE, undefined].map(templateReasons)).toEqual([false, false, false]);
   });
 
   it("finds Qwen3's enable_thinking switch and passes the request's choice to it", () => {
@@ -50,8 +33,11 @@ describe("reasoning from the chat template", () => {
     }
   });
 
-  it("starts inside the block when the generation prompt opens it", () => {
+  it("starts inside the block when the generation prompt opens it, and outside when it does not", () => {
     expect(startsInside(QWQ, ask()).inside).toBe(true);
+    const r1 = startsInside(DEEPSEEK_R1_TEMPLATE, ask());
+    expect(r1.prompt.endsWith("<｜User｜>Hi<｜Assistant｜>")).toBe(true);
+    expect(r1.inside).toBe(false);
   });
 
   it("follows a prefill of the assistant turn that opens or closes the block", () => {
