@@ -21,7 +21,7 @@ export class TokenEvents {
   readonly output: number[] = [];
 
   constructor(private readonly plan: GenerationPlan, vocabulary: Pick<Vocabulary, "detokenize">, ids: IdFactory, cachedInputTokens = 0, cacheTier?: CacheTier) {
-    this.usage = { inputTokens: plan.prompt.length, cachedInputTokens, outputTokens: 0, ...(cacheTier ? { cacheTier } : {}) };
+    this.usage = { inputTokens: plan.prompt.length, cachedInputTokens, outputTokens: 0, ...(cacheTier ? { cacheTier } : {}), ...(plan.reasoning ? { reasoningTokens: 0 } : {}) };
     this.assembler = new OutputAssembler({ stop: plan.stop, tools: plan.tools, reasoning: plan.reasoning, ids });
     this.decoder = new TokenTextDecoder(vocabulary);
   }
@@ -37,6 +37,8 @@ export class TokenEvents {
   push(token: number, logprobs?: TokenLogprob[]): TokenOutcome {
     this.output.push(token);
     this.usage.outputTokens++;
+    // A token that arrives inside a think block is reasoning, the one that closes the block included.
+    if (this.assembler.thinking) this.usage.reasoningTokens!++;
     const { events, done } = this.assembler.push(this.decoder.push(token), logprobs);
     if (done) return { events, finished: this.assembler.stopSequence === undefined ? "tool-calls" : "stop-sequence" };
     return { events, finished: this.usage.outputTokens >= this.plan.maxTokens ? "length" : undefined };

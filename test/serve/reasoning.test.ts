@@ -109,6 +109,10 @@ describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
     const message = completion.choices[0]!.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
     expectReasoning(message.reasoning_content);
     expectAnswer(message.content ?? "");
+    // The tokens of the think block are counted apart, as part of the completion.
+    const reasoningTokens = completion.usage!.completion_tokens_details!.reasoning_tokens!;
+    expect(reasoningTokens).toBeGreaterThan(5);
+    expect(reasoningTokens).toBeLessThan(completion.usage!.completion_tokens - 5);
   });
 
   it("streams on chat completions as reasoning_content deltas before the content deltas", async () => {
@@ -133,6 +137,7 @@ describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
     });
     const message = completion.choices[0]!.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
     expect(message.reasoning_content).toBeUndefined();
+    expect(completion.usage!.completion_tokens_details).toBeUndefined();
     if (completion.choices[0]!.finish_reason === "stop") expect(JSON.parse(message.content ?? "")).toBeTypeOf("object");
     else expect(message.content).toMatch(/^\s*\{/);
   });
@@ -143,5 +148,7 @@ describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
     const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
     expectReasoning(reasoning.content?.map((part) => part.text).join(""));
     expectAnswer(response.output_text);
+    expect(response.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(5);
+    expect(response.usage!.output_tokens_details.reasoning_tokens).toBeLessThan(response.usage!.output_tokens - 5);
   });
 });

@@ -45,6 +45,8 @@ export class OutputAssembler {
   get completedCalls(): number { return this.writer.completedCalls; }
   get cutCall(): boolean { return this.writer.cutCall; }
   get wroteAny(): boolean { return this.writer.wroteAny; }
+  /** Whether the model is writing a think block now. */
+  get thinking(): boolean { return this.reasoning?.inside ?? false; }
 
   /** Feeds decoded text (and the logprobs of the tokens it came from). */
   push(text: string, logprobs?: TokenLogprob[]): AssemblerStep {

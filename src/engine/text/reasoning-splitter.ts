@@ -23,6 +23,11 @@ export class ReasoningSplitter {
     this.afterTag = insideAtStart;
   }
 
+  /** Whether the output is inside a think block now. */
+  get inside(): boolean {
+    return this.mode === "reasoning";
+  }
+
   push(text: string): SplitPiece[] {
     this.held += text;
     const pieces: SplitPiece[] = [];
