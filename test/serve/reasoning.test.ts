@@ -2,8 +2,8 @@
  * A real model's `<think>` block, split out by kiln, as both protocols carry reasoning, read by the official SDKs
  * against a real server on a loopback port. No reasoning model small enough for these tests is published where kiln
  * pulls models from, so the coder model (Qwen2.5-Coder-0.5B-Instruct) is marked as a reasoning model, as a model's
- * config entry does with `"reasoning": true`, and shown the format by one example turn; at temperature 0 it
- * writes a short block before its answer. What is tested is kiln's side: the real token stream parsed into
+ * config entry does with `"reasoning": true`, and shown the format by one example turn (reasoning-prompt.ts); at
+ * temperature 0 it writes a short block before its answer. What is tested is kiln's side: the real token stream parsed into
  * reasoning, the blocks on the wire, and their signatures.
  */
 import Anthropic from "@anthropic-ai/sdk";
@@ -14,16 +14,14 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkRecordedStreams, createRecordingFetch } from "../helpers/openai-stream.js";
 import { coderModelPath } from "../helpers/real-model.js";
+import { REASONING_SYSTEM, REASONING_TURNS } from "../helpers/reasoning-prompt.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { checkAnthropicStream } from "../helpers/sse.js";
 
 const MODEL = "coder-thinking";
 const path = coderModelPath();
 const SLOW = { timeout: 300_000 };
-const SYSTEM = "You think before you answer: first your reasoning between <think> and </think>, then the answer.";
-const EXAMPLE_QUESTION = "What is 2 + 3?";
-const EXAMPLE_ANSWER = "<think>\nThe user asks for 2 + 3. Adding them gives 5.\n</think>\n\n2 + 3 = 5.";
-const QUESTION = "What is 17 + 25?";
+const SYSTEM = REASONING_SYSTEM;
 // SDK 1.x dropped `temperature` from its Messages types; kiln honours it, and greedy decoding keeps the runs alike.
 const GREEDY = { temperature: 0 } as object;
 const recorder = createRecordingFetch();
@@ -44,11 +42,7 @@ afterAll(async () => {
   expect(await checkRecordedStreams(recorder)).toEqual([]);
 });
 
-const anthropicMessages: Anthropic.MessageParam[] = [
-  { role: "user", content: EXAMPLE_QUESTION },
-  { role: "assistant", content: EXAMPLE_ANSWER },
-  { role: "user", content: QUESTION },
-];
+const anthropicMessages: Anthropic.MessageParam[] = REASONING_TURNS.map(({ role, content }) => ({ role, content }));
 const openaiMessages: OpenAI.ChatCompletionMessageParam[] = [{ role: "system", content: SYSTEM }, ...anthropicMessages as OpenAI.ChatCompletionMessageParam[]];
 
 /** The answer is the sum, with no tag or reasoning left in it. */
