@@ -108,8 +108,13 @@ async function renderChat(target: PlanTarget, request: ChatRequest): Promise<{ p
   const prepared = prepareChatPrompt(request, template, controlText.quote);
   const text = await target.vocabulary.renderPrompt(prepared);
   const pieces = controlText.splitPrompt(text);
-  if (!(target.reasoning ?? templateReasons(template.source))) return { pieces };
+  if (!targetReasons(target)) return { pieces };
   return { pieces, reasoning: { insideAtStart: opensReasoning(text.slice(0, text.length - prepared.prefill.length), prepared.prefill) } };
+}
+
+/** Whether the model's output is split into reasoning: as its configuration says, else as its chat template does. */
+export function targetReasons(target: PlanTarget): boolean {
+  return target.reasoning ?? templateReasons(target.vocabulary.template.source);
 }
 
 /**

@@ -57,6 +57,11 @@ function expectReasoning(text: string | undefined): void {
 }
 
 describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
+  it("says in the model's details on /v1/models that its output is split into reasoning", async () => {
+    const model = await openai.models.retrieve(MODEL) as OpenAI.Model & { details?: Record<string, unknown> };
+    expect(model.details).toMatchObject({ reasoning: true });
+  });
+
   it("arrives on /v1/messages as a signed thinking block, then the text", async () => {
     const message = await anthropic.messages.create({ model: MODEL, system: SYSTEM, messages: anthropicMessages, max_tokens: 120, ...GREEDY });
     expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);

@@ -35,6 +35,7 @@ describe.skipIf(!available)("reasoning on the WebGPU backend", { timeout: 600_00
     expect(reasoningOf(events)).toMatch(/17/);
     expect(textOf(events)).toContain("42");
     expect(`${reasoningOf(events)}${textOf(events)}`).not.toMatch(/<\/?think>/);
+    expect(engine.findModel("coder-thinking")?.details).toMatchObject({ reasoning: true, architecture: "qwen2" });
     const { usage } = finishOf(events);
     expect(usage.reasoningTokens).toBeGreaterThan(5);
     expect(usage.reasoningTokens).toBeLessThan(usage.outputTokens);

@@ -6,7 +6,7 @@
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
 import type { ModelInfo, PrefixCacheStats, StepStats } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
-import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
+import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { LocalModel } from "../../local-model.js";
 import type { GpuLayersChoice, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
 import { PromptThread } from "../../text/prompt-thread.js";
@@ -182,6 +182,7 @@ export class LlamaCppModel extends LocalModel {
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane };
     this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
+    info.details = { ...info.details, reasoning: targetReasons(this.target) };
   }
 
   protected run(plan: GenerationPlan, signal?: AbortSignal): AsyncIterable<GenerationEvent> {

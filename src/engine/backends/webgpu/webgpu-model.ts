@@ -6,7 +6,7 @@
 import { stat } from "node:fs/promises";
 import type { ModelInfo } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
-import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
+import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { defaultContextSize, LocalModel } from "../../local-model.js";
 import { loadVocabulary, type LoadedVocabulary } from "../../text/load-vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
@@ -97,6 +97,7 @@ export class WebGpuModel extends LocalModel {
   ) {
     super();
     this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, reasoning };
+    info.details = { ...info.details, reasoning: targetReasons(this.target) };
     this.parallel = pool.sessions.length;
   }
 
