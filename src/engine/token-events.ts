@@ -33,6 +33,17 @@ export class TokenEvents {
     return { type: "start", model: this.plan.modelId, inputTokens, cachedInputTokens, ...(cacheTier ? { cacheTier } : {}), ...(echo ? { echo } : {}) };
   }
 
+  /**
+   * The token the output must take next, if any: once a think block has spent its budget, the tokens that close it,
+   * one per step (each one pushed counts as reasoning, so the count past the budget says which is next).
+   */
+  forcedToken(): number | undefined {
+    const budget = this.plan.reasoning?.budget;
+    if (!budget || !this.assembler.thinking) return undefined;
+    const next = this.usage.reasoningTokens! - budget.tokens;
+    return next >= 0 ? budget.close[next] : undefined;
+  }
+
   /** A sampled token (an end-of-generation token is not pushed: the backend finishes with "stop"). */
   push(token: number, logprobs?: TokenLogprob[]): TokenOutcome {
     this.output.push(token);

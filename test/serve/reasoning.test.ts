@@ -11,12 +11,14 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
+import type { GenerationEvent } from "../../src/engine/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkRecordedStreams, createRecordingFetch } from "../helpers/openai-stream.js";
 import { coderModelPath } from "../helpers/real-model.js";
 import { REASONING_SYSTEM, REASONING_TURNS } from "../helpers/reasoning-prompt.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { checkAnthropicStream } from "../helpers/sse.js";
+import { finishOf, readEvents, textOf } from "../helpers/stream-events.js";
 
 const MODEL = "coder-thinking";
 const path = coderModelPath();
@@ -139,6 +141,25 @@ describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
     expect(completion.usage!.completion_tokens_details).toBeUndefined();
     if (completion.choices[0]!.finish_reason === "stop") expect(JSON.parse(message.content ?? "")).toBeTypeOf("object");
     else expect(message.content).toMatch(/^\s*\{/);
+  });
+
+  it("closes the think block once its budget is spent, and the answer follows", async () => {
+    // The API's smallest budget is 1,024 tokens, more than this model thinks; the engine takes any.
+    const run = (thinkingBudget?: number) => readEvents(kiln.engine.generate({
+      model: MODEL, system: SYSTEM, maxTokens: 60, sampling: { temperature: 0 }, thinkingBudget,
+      messages: REASONING_TURNS.map(({ role, content }) => ({ role, parts: [{ type: "text", text: content }] })),
+    }));
+    const reasoningOf = (events: GenerationEvent[]) => events.map((event) => (event.type === "reasoning-delta" ? event.text : "")).join("");
+    const [free, budgeted] = [await run(), await run(4)];
+    // Greedy decoding: the budgeted thought is the free one's first four tokens, cut there.
+    expect(reasoningOf(budgeted).length).toBeGreaterThan(0);
+    expect(reasoningOf(budgeted).length).toBeLessThan(reasoningOf(free).length);
+    expect(reasoningOf(free).startsWith(reasoningOf(budgeted))).toBe(true);
+    expect(textOf(budgeted).trim().length).toBeGreaterThan(0);
+    expect(textOf(budgeted)).not.toMatch(/<\/?think>/);
+    // Four tokens of thought, then the closing tag's tokens, all counted as reasoning.
+    expect(finishOf(budgeted).usage.reasoningTokens).toBeGreaterThan(4);
+    expect(finishOf(budgeted).usage.reasoningTokens).toBeLessThan(finishOf(free).usage.reasoningTokens!);
   });
 
   it("arrives on the Responses API as a reasoning item before the message", async () => {

@@ -18,8 +18,11 @@ import { RepeatCallFilter } from "./repeat-call-filter.js";
  */
 export interface ToolParsing { names: string[]; shapes?: ToolShape[]; parallel: boolean }
 
-/** The model thinks in `<think>` blocks; `insideAtStart`: its prompt opened one. */
-export interface ReasoningParsing { insideAtStart: boolean }
+/**
+ * The model thinks in `<think>` blocks; `insideAtStart`: its prompt opened one; `budget`: the tokens a block may
+ * take before the output is made to close it with the `close` tokens.
+ */
+export interface ReasoningParsing { insideAtStart: boolean; budget?: { tokens: number; close: number[] } }
 
 /** What one push produced, and whether generation must end now. */
 export interface AssemblerStep { events: GenerationEvent[]; done: boolean }

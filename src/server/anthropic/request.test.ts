@@ -97,7 +97,7 @@ describe("fromMessagesRequest", () => {
 
   it("maps thinking to the template's switch: enabled on, disabled off, adaptive the model's default", () => {
     const base = { model: "m", max_tokens: 2048, messages: [{ role: "user", content: "x" }] };
-    expect(translate({ ...base, thinking: { type: "enabled", budget_tokens: 1024 } }).thinking).toBe(true);
+    expect(translate({ ...base, thinking: { type: "enabled", budget_tokens: 1024 } })).toMatchObject({ thinking: true, thinkingBudget: 1024 });
     expect(translate({ ...base, thinking: { type: "disabled" } }).thinking).toBe(false);
     expect(translate({ ...base, thinking: { type: "adaptive" } }).thinking).toBeUndefined();
     expect(translate(base).thinking).toBeUndefined();

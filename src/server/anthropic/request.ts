@@ -39,6 +39,7 @@ export function fromCountTokensRequest(body: CountTokensRequest): ChatRequest {
   if (format?.type === "json_schema" && format.schema) request.responseFormat = { type: "json-schema", schema: format.schema };
   // Templates with a thinking switch follow it; "adaptive" leaves the model's default.
   if (body.thinking && body.thinking.type !== "adaptive") request.thinking = body.thinking.type === "enabled";
+  if (body.thinking?.type === "enabled") request.thinkingBudget = body.thinking.budget_tokens;
   return request;
 }
 
