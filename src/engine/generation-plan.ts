@@ -9,7 +9,7 @@ import type { ReasoningParsing, ToolParsing } from "./text/output-assembler.js";
 import { toToolShape } from "./text/tool-call-json.js";
 import { prepareChatPrompt } from "./text/render-prompt.js";
 import { opensReasoning, templateReasons } from "./text/reasoning-template.js";
-import { THINK_CLOSE } from "./text/reasoning-splitter.js";
+import { THINK_CLOSE, THINK_OPEN } from "./text/reasoning-splitter.js";
 import { responseFormatGrammar, toolCallGrammar } from "./text/grammar.js";
 import type { PromptPiece } from "./text/control-text.js";
 import type { Vocabulary } from "./text/vocabulary.js";
@@ -43,7 +43,7 @@ export interface PlanTarget {
 }
 
 export async function planChat(target: PlanTarget, request: ChatRequest): Promise<GenerationPlan> {
-  const { pieces, insideAtStart } = await renderChat(target, request);
+  const { pieces, start } = await renderChat(target, request);
   rejectUnfit(target, pieces);
   const prompt = await target.vocabulary.tokenizePrompt(pieces);
   const toolsOn = (request.tools?.length ?? 0) > 0 && request.toolChoice?.type !== "none";
@@ -57,8 +57,8 @@ export async function planChat(target: PlanTarget, request: ChatRequest): Promis
     grammar,
     tools: toolsOn ? toToolParsing(request.tools ?? [], "parallel" in choice ? choice.parallel ?? true : true) : undefined,
     // A grammar makes the whole output the call or the JSON it demands, even where the prompt opened a think block.
-    reasoning: grammar || insideAtStart === undefined ? undefined : {
-      insideAtStart,
+    reasoning: grammar || !start ? undefined : {
+      ...start,
       ...(request.thinkingBudget !== undefined ? { budget: { tokens: request.thinkingBudget, close: target.vocabulary.tokenize(`\n${THINK_CLOSE}\n\n`, false) } } : {}),
     },
   };
@@ -106,14 +106,15 @@ export async function tokenizeChat(target: PlanTarget, request: ChatRequest): Pr
  * as plain text, so a client's `<|im_end|>` is text, never a turn marker. For a reasoning model, also whether the
  * prompt leaves generation inside a `<think>` block.
  */
-async function renderChat(target: PlanTarget, request: ChatRequest): Promise<{ pieces: PromptPiece[]; insideAtStart?: boolean }> {
+async function renderChat(target: PlanTarget, request: ChatRequest): Promise<{ pieces: PromptPiece[]; start?: Pick<ReasoningParsing, "insideAtStart" | "midThought"> }> {
   rejectImages(target, request);
   const { template, controlText } = target.vocabulary;
   const prepared = prepareChatPrompt(request, template, controlText.quote);
   const text = await target.vocabulary.renderPrompt(prepared);
   const pieces = controlText.splitPrompt(text);
   if (!targetReasons(target)) return { pieces };
-  return { pieces, insideAtStart: opensReasoning(text.slice(0, text.length - prepared.prefill.length), prepared.prefill) };
+  const insideAtStart = opensReasoning(text.slice(0, text.length - prepared.prefill.length), prepared.prefill);
+  return { pieces, start: { insideAtStart, midThought: insideAtStart && !text.trimEnd().endsWith(THINK_OPEN) } };
 }
 
 /** Whether the model's output is split into reasoning: as its configuration says, else as its chat template does. */

@@ -19,10 +19,11 @@ import { RepeatCallFilter } from "./repeat-call-filter.js";
 export interface ToolParsing { names: string[]; shapes?: ToolShape[]; parallel: boolean }
 
 /**
- * The model thinks in `<think>` blocks; `insideAtStart`: its prompt opened one; `budget`: the tokens a block may
- * take before the output is made to close it with the `close` tokens.
+ * The model thinks in `<think>` blocks. `insideAtStart`: its prompt opened one; `midThought`: and began the thought
+ * too (a prefill), which the output continues as written; `budget`: the tokens a block may take before the output
+ * is made to close it with the `close` tokens.
  */
-export interface ReasoningParsing { insideAtStart: boolean; budget?: { tokens: number; close: number[] } }
+export interface ReasoningParsing { insideAtStart: boolean; midThought?: boolean; budget?: { tokens: number; close: number[] } }
 
 /** What one push produced, and whether generation must end now. */
 export interface AssemblerStep { events: GenerationEvent[]; done: boolean }
@@ -42,7 +43,7 @@ export class OutputAssembler {
     this.parser = options.tools && new ToolCallParser({ toolNames: options.tools.names, shapes: options.tools.shapes, parallel: options.tools.parallel });
     this.parallelCalls = options.tools?.parallel ?? true;
     this.writer = new BlockWriter(options.ids);
-    this.reasoning = options.reasoning && new ReasoningSplitter(options.reasoning.insideAtStart);
+    this.reasoning = options.reasoning && new ReasoningSplitter(options.reasoning.insideAtStart, options.reasoning.midThought);
   }
 
   get completedCalls(): number { return this.writer.completedCalls; }

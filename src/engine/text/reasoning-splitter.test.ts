@@ -37,6 +37,16 @@ describe("ReasoningSplitter", () => {
     ]);
   });
 
+  it("keeps the leading space of a thought the prompt began (a prefill), which the output continues", () => {
+    expect(split([" about", " colours.</think>", "Blue."], true)).toEqual([{ kind: "reasoning", text: "about colours." }, { kind: "text", text: "Blue." }]);
+    const splitter = new ReasoningSplitter(true, true);
+    expect([...splitter.push(" about"), ...splitter.push(" colours.</think>Blue.")]).toEqual([
+      { kind: "reasoning", text: " about" },
+      { kind: "reasoning", text: " colours." },
+      { kind: "text", text: "Blue." },
+    ]);
+  });
+
   it("keeps an unclosed block as reasoning when the output ends (a token limit in the middle of thinking)", () => {
     expect(split(["<think>\nStill thinking", " about it\n", "</thi"])).toEqual([{ kind: "reasoning", text: "Still thinking about it\n</thi" }]);
     expect(split(["never closed"], true)).toEqual([{ kind: "reasoning", text: "never closed" }]);

@@ -17,10 +17,13 @@ export class ReasoningSplitter {
   /** Right after a tag: leading whitespace of what follows is dropped. */
   private afterTag: boolean;
 
-  /** `insideAtStart`: the prompt ended inside a `<think>` block, so generation begins with reasoning. */
-  constructor(insideAtStart: boolean) {
+  /**
+   * `insideAtStart`: the prompt ended inside a `<think>` block, so generation begins with reasoning; `midThought`:
+   * the prompt also began the thought, so the output's leading whitespace belongs to it.
+   */
+  constructor(insideAtStart: boolean, midThought = false) {
     this.mode = insideAtStart ? "reasoning" : "text";
-    this.afterTag = insideAtStart;
+    this.afterTag = insideAtStart && !midThought;
   }
 
   /** Whether the output is inside a think block now. */
