@@ -171,4 +171,19 @@ describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
     expect(response.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(5);
     expect(response.usage!.output_tokens_details.reasoning_tokens).toBeLessThan(response.usage!.output_tokens - 5);
   });
+
+  it("streams on the Responses API as reasoning_text deltas before the output_text deltas", async () => {
+    const stream = await openai.responses.create({ model: MODEL, instructions: SYSTEM, input: anthropicMessages as OpenAI.Responses.ResponseInput, max_output_tokens: 120, temperature: 0, stream: true });
+    const deltas: string[] = [];
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      if (event.type === "response.reasoning_text.delta" || event.type === "response.output_text.delta") deltas.push(event.type);
+      if (event.type === "response.completed") completed = event.response;
+    }
+    expect(deltas[0]).toBe("response.reasoning_text.delta");
+    expect(deltas.lastIndexOf("response.reasoning_text.delta")).toBeLessThan(deltas.indexOf("response.output_text.delta"));
+    expect(completed!.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    const message = completed!.output[1] as OpenAI.Responses.ResponseOutputMessage;
+    expectAnswer(message.content.map((part) => (part.type === "output_text" ? part.text : "")).join(""));
+  });
 });
