@@ -7,7 +7,7 @@
  * reasoning, the blocks on the wire, and their signatures.
  */
 import Anthropic from "@anthropic-ai/sdk";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
@@ -28,19 +28,21 @@ const SYSTEM = REASONING_SYSTEM;
 const GREEDY = { temperature: 0 } as object;
 const recorder = createRecordingFetch();
 let kiln: TestServer;
+let home: string | undefined;
 let anthropic: Anthropic;
 let openai: OpenAI;
 
 beforeAll(async () => {
   if (!path) return;
   // The thinking-signature secret of this file's server lives in a home of its own.
-  process.env.KILN_HOME = mkdtempSync(join(tmpdir(), "kiln-reasoning-"));
+  process.env.KILN_HOME = home = mkdtempSync(join(tmpdir(), "kiln-reasoning-"));
   kiln = await startTestServer({ model: { id: MODEL, path, reasoning: true }, parallel: 1, ctxSize: 1024 });
   anthropic = new Anthropic({ apiKey: "unused", baseURL: kiln.url, maxRetries: 0 });
   openai = new OpenAI({ apiKey: "unused", baseURL: `${kiln.url}/v1`, maxRetries: 0, fetch: recorder.fetch });
 }, 300_000);
 afterAll(async () => {
   await kiln?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
   expect(await checkRecordedStreams(recorder)).toEqual([]);
 });
 

@@ -1,14 +1,15 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { EngineError } from "../../engine/index.js";
 import { fromMessagesRequest } from "./request.js";
 import { checkAnthropicVersion, MessagesRequestSchema, parseRequest } from "./schema.js";
 import { signThinking } from "./thinking-signature.js";
 
 // The signing secret of this file's runs lives in a home of its own.
-process.env.KILN_HOME = mkdtempSync(join(tmpdir(), "kiln-thinking-"));
+const home = (process.env.KILN_HOME = mkdtempSync(join(tmpdir(), "kiln-thinking-")));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 const translate = (body: unknown) => fromMessagesRequest(parseRequest(MessagesRequestSchema, body));
 const errorOf = (fn: () => unknown): EngineError => {
