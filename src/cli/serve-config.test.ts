@@ -55,6 +55,12 @@ describe("readConfigFile", () => {
     ]);
   });
 
+  it("reads a local model's reasoning override and refuses one that is not a boolean", () => {
+    const config = readConfigFile(writeConfig({ models: [{ source: "./qwen3.gguf", reasoning: false }, { source: "./coder.gguf", reasoning: true }, { source: "m" }] }));
+    expect(config.declarations.map((declaration) => declaration.kind === "local" && declaration.reasoning)).toEqual([false, true, undefined]);
+    expect(() => readConfigFile(writeConfig({ models: [{ source: "m", reasoning: "yes" }] }))).toThrow(/models\.0/);
+  });
+
   it("reads llama.cpp's GPU backend and layers", () => {
     expect(readConfigFile(writeConfig({ gpu: "vulkan", gpuLayers: 20 }))).toMatchObject({ gpu: "vulkan", gpuLayers: 20 });
     expect(readConfigFile(writeConfig({ gpu: "none", gpuLayers: "max" }))).toMatchObject({ gpu: "none", gpuLayers: "max" });

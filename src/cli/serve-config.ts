@@ -26,6 +26,8 @@ const LocalModel = v.strictObject({
   /** A model reference: store name, .gguf path, hf:, https:// or pypi: reference. */
   source: v.pipe(v.string(), v.minLength(1)),
   aliases: v.optional(v.array(v.string())),
+  /** Split `<think>` blocks out as reasoning (true) or leave them in the answer (false); default: from the chat template. */
+  reasoning: v.optional(v.boolean()),
 });
 
 const GPU_LAYERS = 'expected "auto", "max" or a number of layers (0: the CPU)';
@@ -64,7 +66,7 @@ export type ConfigFile = v.InferOutput<typeof ConfigFile>;
 
 /** A model as `serve` declares it to the engine. */
 export type ModelDeclaration =
-  | { kind: "local"; name?: string; source: string; aliases: string[]; backend?: "llama-cpp" | "webgpu" }
+  | { kind: "local"; name?: string; source: string; aliases: string[]; backend?: "llama-cpp" | "webgpu"; reasoning?: boolean }
   | { kind: "remote"; name: string; upstreams: string[]; apiKey?: string; upstreamModel?: string; contextWindow?: number; maxConcurrency?: number; aliases: string[] };
 
 /** Reads and validates a config file; every problem names the key path. */
@@ -92,7 +94,7 @@ function toDeclaration(model: NonNullable<ConfigFile["models"]>[number], path: s
     const { name, upstreams, upstreamModel, contextWindow, maxConcurrency } = model;
     return { kind: "remote", name, upstreams, apiKey, upstreamModel, contextWindow, maxConcurrency, aliases: model.aliases ?? [] };
   }
-  return { kind: "local", name: model.name, source: model.source, aliases: model.aliases ?? [], backend: model.backend };
+  return { kind: "local", name: model.name, source: model.source, aliases: model.aliases ?? [], backend: model.backend, reasoning: model.reasoning };
 }
 
 /**

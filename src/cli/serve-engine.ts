@@ -70,7 +70,8 @@ async function resolveLocal(declaration: Extract<ModelDeclaration, { kind: "loca
   const renderer = createProgressRenderer(process.stderr);
   try {
     const path = await resolveModel(declaration.source, { onProgress: (p) => renderer.update(p) });
-    return { id: declaration.name ?? parseModelRef(declaration.source).name, path, aliases: declaration.aliases, backend: declaration.backend };
+    const { aliases, backend, reasoning } = declaration;
+    return { id: declaration.name ?? parseModelRef(declaration.source).name, path, aliases, backend, reasoning };
   } finally {
     renderer.finish();
   }

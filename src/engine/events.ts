@@ -13,9 +13,10 @@ export type CacheTier = "ram" | "disk";
 
 /**
  * Real token counts. `inputTokens` counts the whole rendered prompt, `cachedInputTokens` the reused prefix of it,
- * `cacheTier` where that prefix came from (absent when nothing was reused or the backend does not say).
+ * `cacheTier` where that prefix came from (absent when nothing was reused or the backend does not say);
+ * `reasoningTokens`, of the output, those generated inside a think block (local reasoning models only).
  */
-export interface Usage { inputTokens: number; cachedInputTokens: number; outputTokens: number; cacheTier?: CacheTier }
+export interface Usage { inputTokens: number; cachedInputTokens: number; outputTokens: number; cacheTier?: CacheTier; reasoningTokens?: number }
 
 /** Top alternatives at one generated position (only when requested). */
 export interface TokenLogprob { token: string; logprob: number; top: Array<{ token: string; logprob: number }> }

@@ -5,9 +5,11 @@
  */
 import { contextOverflow, EngineError } from "../errors/engine-error.js";
 import type { ChatRequest, CompletionRequest, SamplingOptions, ToolSpec } from "./messages.js";
-import type { ToolParsing } from "./text/output-assembler.js";
+import type { ReasoningParsing, ToolParsing } from "./text/output-assembler.js";
 import { toToolShape } from "./text/tool-call-json.js";
 import { prepareChatPrompt } from "./text/render-prompt.js";
+import { opensReasoning, templateReasons } from "./text/reasoning-template.js";
+import { THINK_CLOSE, THINK_OPEN } from "./text/reasoning-splitter.js";
 import { responseFormatGrammar, toolCallGrammar } from "./text/grammar.js";
 import type { PromptPiece } from "./text/control-text.js";
 import type { Vocabulary } from "./text/vocabulary.js";
@@ -22,6 +24,8 @@ export interface GenerationPlan {
   /** GBNF constraining the output, and the request field it came from (for error messages). */
   grammar?: { text: string; param: string };
   tools?: ToolParsing;
+  /** The model thinks in `<think>` blocks, split out of its output as reasoning. */
+  reasoning?: ReasoningParsing;
   /** Report each generated token's logprob with this many top alternatives; undefined: no logprobs. */
   logprobs?: number;
   /** Echo the prompt in the start event: its text, and whether its tokens' logprobs are owed too. */
@@ -34,10 +38,12 @@ export interface PlanTarget {
   vocabulary: Vocabulary;
   /** Tokens per sequence (prompt + output). */
   ctxSize: number;
+  /** Whether the model thinks in `<think>` blocks (the model's configuration); undefined: as its template says. */
+  reasoning?: boolean;
 }
 
 export async function planChat(target: PlanTarget, request: ChatRequest): Promise<GenerationPlan> {
-  const pieces = await splitChat(target, request);
+  const { pieces, start } = await renderChat(target, request);
   rejectUnfit(target, pieces);
   const prompt = await target.vocabulary.tokenizePrompt(pieces);
   const toolsOn = (request.tools?.length ?? 0) > 0 && request.toolChoice?.type !== "none";
@@ -50,6 +56,11 @@ export async function planChat(target: PlanTarget, request: ChatRequest): Promis
     logprobs: request.logprobs,
     grammar,
     tools: toolsOn ? toToolParsing(request.tools ?? [], "parallel" in choice ? choice.parallel ?? true : true) : undefined,
+    // A grammar makes the whole output the call or the JSON it demands, even where the prompt opened a think block.
+    reasoning: grammar || !start ? undefined : {
+      ...start,
+      ...(request.thinkingBudget !== undefined ? { budget: { tokens: request.thinkingBudget, close: target.vocabulary.tokenize(`\n${THINK_CLOSE}\n\n`, false) } } : {}),
+    },
   };
 }
 
@@ -87,17 +98,28 @@ function basePlan(target: PlanTarget, prompt: number[], request: Pick<ChatReques
 
 /** The rendered prompt's tokens: what `start.inputTokens` reports for the same request. */
 export async function tokenizeChat(target: PlanTarget, request: ChatRequest): Promise<number[]> {
-  return target.vocabulary.tokenizePrompt(await splitChat(target, request));
+  return target.vocabulary.tokenizePrompt((await renderChat(target, request)).pieces);
 }
 
 /**
  * The rendered prompt in pieces: the template's markup as control tokens, the client's text (quoted before rendering)
- * as plain text, so a client's `<|im_end|>` is text, never a turn marker.
+ * as plain text, so a client's `<|im_end|>` is text, never a turn marker. For a reasoning model, also whether the
+ * prompt leaves generation inside a `<think>` block.
  */
-async function splitChat(target: PlanTarget, request: ChatRequest): Promise<PromptPiece[]> {
+async function renderChat(target: PlanTarget, request: ChatRequest): Promise<{ pieces: PromptPiece[]; start?: Pick<ReasoningParsing, "insideAtStart" | "midThought"> }> {
   rejectImages(target, request);
   const { template, controlText } = target.vocabulary;
-  return controlText.splitPrompt(await target.vocabulary.renderPrompt(prepareChatPrompt(request, template, controlText.quote)));
+  const prepared = prepareChatPrompt(request, template, controlText.quote);
+  const text = await target.vocabulary.renderPrompt(prepared);
+  const pieces = controlText.splitPrompt(text);
+  if (!targetReasons(target)) return { pieces };
+  const insideAtStart = opensReasoning(text.slice(0, text.length - prepared.prefill.length), prepared.prefill);
+  return { pieces, start: { insideAtStart, midThought: insideAtStart && !text.trimEnd().endsWith(THINK_OPEN) } };
+}
+
+/** Whether the model's output is split into reasoning: as its configuration says, else as its chat template does. */
+export function targetReasons(target: PlanTarget): boolean {
+  return target.reasoning ?? templateReasons(target.vocabulary.template.source);
 }
 
 /**

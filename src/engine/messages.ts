@@ -72,6 +72,13 @@ export interface ChatRequest {
   /** Hard cap on generated tokens. */
   maxTokens: number;
   responseFormat?: ResponseFormat;
+  /**
+   * Whether a reasoning model should think before answering, for templates with a switch (Qwen3's
+   * `enable_thinking`); undefined: the template's default. Models without a switch ignore it.
+   */
+  thinking?: boolean;
+  /** Tokens the model may think for: past them kiln closes its think block and the answer follows. */
+  thinkingBudget?: number;
   /** Report each generated token's logprob with this many top alternatives (0–20); undefined: no logprobs. */
   logprobs?: number;
   /** Opaque per-request data (request id, key id) for logs; never affects generation. */

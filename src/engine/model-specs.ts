@@ -11,6 +11,8 @@ export interface ModelDeclaration {
   aliases?: string[];
   /** A registered backend name (default: the engine's `backend`, else "llama-cpp"). */
   backend?: string;
+  /** Whether the model thinks in `<think>` blocks; undefined: detected from its chat template. */
+  reasoning?: boolean;
 }
 
 /** One upstream of a remote model. */

@@ -1,6 +1,6 @@
 /**
  * From sampled tokens to events, the same for every local backend: the start event with real usage, incremental
- * detokenisation, stop sequences, tool-call parsing and blocks (OutputAssembler), the output budget, and the finish
+ * detokenisation, stop sequences, reasoning and tool-call parsing and blocks (OutputAssembler), the output budget, and the finish
  * event with the reason. The backend only supplies tokens and says when it stopped early (abort).
  */
 import type { CacheTier, FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob, Usage } from "./events.js";
@@ -21,8 +21,8 @@ export class TokenEvents {
   readonly output: number[] = [];
 
   constructor(private readonly plan: GenerationPlan, vocabulary: Pick<Vocabulary, "detokenize">, ids: IdFactory, cachedInputTokens = 0, cacheTier?: CacheTier) {
-    this.usage = { inputTokens: plan.prompt.length, cachedInputTokens, outputTokens: 0, ...(cacheTier ? { cacheTier } : {}) };
-    this.assembler = new OutputAssembler({ stop: plan.stop, tools: plan.tools, ids });
+    this.usage = { inputTokens: plan.prompt.length, cachedInputTokens, outputTokens: 0, ...(cacheTier ? { cacheTier } : {}), ...(plan.reasoning ? { reasoningTokens: 0 } : {}) };
+    this.assembler = new OutputAssembler({ stop: plan.stop, tools: plan.tools, reasoning: plan.reasoning, ids });
     this.decoder = new TokenTextDecoder(vocabulary);
   }
 
@@ -33,10 +33,23 @@ export class TokenEvents {
     return { type: "start", model: this.plan.modelId, inputTokens, cachedInputTokens, ...(cacheTier ? { cacheTier } : {}), ...(echo ? { echo } : {}) };
   }
 
+  /**
+   * The token the output must take next, if any: once a think block has spent its budget, the tokens that close it,
+   * one per step (each one pushed counts as reasoning, so the count past the budget says which is next).
+   */
+  forcedToken(): number | undefined {
+    const budget = this.plan.reasoning?.budget;
+    if (!budget || !this.assembler.thinking) return undefined;
+    const next = this.usage.reasoningTokens! - budget.tokens;
+    return next >= 0 ? budget.close[next] : undefined;
+  }
+
   /** A sampled token (an end-of-generation token is not pushed: the backend finishes with "stop"). */
   push(token: number, logprobs?: TokenLogprob[]): TokenOutcome {
     this.output.push(token);
     this.usage.outputTokens++;
+    // A token that arrives inside a think block is reasoning, the one that closes the block included.
+    if (this.assembler.thinking) this.usage.reasoningTokens!++;
     const { events, done } = this.assembler.push(this.decoder.push(token), logprobs);
     if (done) return { events, finished: this.assembler.stopSequence === undefined ? "tool-calls" : "stop-sequence" };
     return { events, finished: this.usage.outputTokens >= this.plan.maxTokens ? "length" : undefined };

@@ -26,8 +26,8 @@ export interface TestServerOptions extends ServerOptions {
   aliases?: string[];
   /** Where the model runs: a registered backend name (default llama-cpp). */
   backend?: string;
-  /** Another real model to serve instead of the default one. */
-  model?: { id: string; path: string };
+  /** Another real model to serve instead of the default one (`reasoning`: as a model's config entry sets it). */
+  model?: { id: string; path: string; reasoning?: boolean };
   /** What the server is given in place of the engine (e.g. a recorder of the requests it receives). */
   wrapEngine?(engine: Engine): Engine;
 }
@@ -35,8 +35,8 @@ export interface TestServerOptions extends ServerOptions {
 /** Loads the real model and listens on a free loopback port. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const { parallel = 2, queue, ctxSize = 2048, aliases, backend, model, wrapEngine, ...serverOptions } = options;
-  const { id, path } = model ?? { id: TEST_MODEL, path: realModelPath() };
-  const engine = await createEngine({ models: [{ id, path, aliases, backend }], parallel, queue, ctxSize, threads: testThreads() });
+  const { id, path, reasoning } = model ?? { id: TEST_MODEL, path: realModelPath() };
+  const engine = await createEngine({ models: [{ id, path, aliases, backend, reasoning }], parallel, queue, ctxSize, threads: testThreads() });
   const server = await createServer(wrapEngine?.(engine) ?? engine, serverOptions).listen({ host: "127.0.0.1", port: 0 });
   return {
     url: server.url,

@@ -6,8 +6,12 @@ import type { GenerationEvent, TokenLogprob } from "../events.js";
 import type { ParsedPiece } from "./tool-call-parser.js";
 import type { IdFactory } from "../../lib/ids.js";
 
+/** A parsed piece of answer, or a run of reasoning. */
+export type OutputPiece = ParsedPiece | { kind: "reasoning"; text: string };
+type BlockKind = "text" | "reasoning" | "tool-call";
+
 export class BlockWriter {
-  private open?: { kind: "text" | "tool-call"; index: number };
+  private open?: { kind: BlockKind; index: number };
   private nextIndex = 0;
   private pendingLogprobs: TokenLogprob[] = [];
   /** Tool calls ended, a cut one included. */
@@ -24,7 +28,7 @@ export class BlockWriter {
     this.pendingLogprobs.push(...logprobs);
   }
 
-  write(pieces: ParsedPiece[]): GenerationEvent[] {
+  write(pieces: OutputPiece[]): GenerationEvent[] {
     return pieces.flatMap((piece) => this.writePiece(piece));
   }
 
@@ -33,12 +37,14 @@ export class BlockWriter {
     if (!this.open) return [];
     const { kind, index } = this.open;
     this.open = undefined;
-    return kind === "text" ? [{ type: "text-end", index }] : [];
+    if (kind === "tool-call") return [];
+    return [kind === "text" ? { type: "text-end", index } : { type: "reasoning-end", index }];
   }
 
-  private writePiece(piece: ParsedPiece): GenerationEvent[] {
+  private writePiece(piece: OutputPiece): GenerationEvent[] {
     switch (piece.kind) {
       case "text": return this.writeText(piece.text);
+      case "reasoning": return this.writeReasoning(piece.text);
       case "call-start": {
         const events = this.close();
         const index = this.begin("tool-call");
@@ -70,7 +76,20 @@ export class BlockWriter {
     return events;
   }
 
-  private begin(kind: "text" | "tool-call"): number {
+  /** Reasoning carries no logprobs on any surface: those of its tokens are dropped. */
+  private writeReasoning(text: string): GenerationEvent[] {
+    if (!text) return [];
+    this.pendingLogprobs = [];
+    const events: GenerationEvent[] = [];
+    if (this.open?.kind !== "reasoning") {
+      events.push(...this.close());
+      events.push({ type: "reasoning-start", index: this.begin("reasoning") });
+    }
+    events.push({ type: "reasoning-delta", index: this.nextIndex - 1, text });
+    return events;
+  }
+
+  private begin(kind: BlockKind): number {
     const index = this.nextIndex++;
     this.open = { kind, index };
     this.wroteAny = true;

@@ -77,4 +77,23 @@ describe("OutputAssembler", () => {
     const step = assembler.push("Hi", [logprob]);
     expect(step.events.find((event) => event.type === "text-delta")).toMatchObject({ text: "Hi", logprobs: [logprob] });
   });
+
+  it("splits a reasoning block out before the answer and parses tool calls only in the answer", () => {
+    const assembler = new OutputAssembler({ stop: [], tools: { names: ["Read"], parallel: true }, reasoning: { insideAtStart: true }, ids: sequentialIds() });
+    const thought = 'I could write <tool_call>{"name": "Read", "arguments": {"file_path": "/x"}}</tool_call> later';
+    const { events } = run(assembler, [thought, "\n</th", "ink>\n\n", 'Reading. <tool_call>{"name": "Read", "arguments": {"file_path": "/a.py"}}</tool_call>']);
+    expect(events.map((event) => event.type)).toEqual([
+      "start", "reasoning-start", "reasoning-delta", "reasoning-end", "text-start", "text-delta", "text-end",
+      "tool-call-start", "tool-call-delta", "tool-call-end", "finish",
+    ]);
+    expect(events.find((event) => event.type === "reasoning-delta")).toMatchObject({ text: thought });
+    expect(events.find((event) => event.type === "tool-call-end")).toMatchObject({ input: { file_path: "/a.py" } });
+  });
+
+  it("ends a reasoning block left open by the end of the output", () => {
+    const assembler = new OutputAssembler({ stop: [], reasoning: { insideAtStart: false }, ids: sequentialIds() });
+    const { events } = run(assembler, ["<think>", "Hmm, ", "let me"]);
+    expect(events.filter((event) => event.type.startsWith("reasoning")).map((event) => event.type)).toEqual(["reasoning-start", "reasoning-delta", "reasoning-delta", "reasoning-end"]);
+    expect(text(events)).toBe("");
+  });
 });

@@ -7,6 +7,7 @@ import { EngineError } from "../../errors/engine-error.js";
 import type { ChatRequest } from "../messages.js";
 import { toTemplateMessages } from "./template-messages.js";
 import { describeTools, toFunctionSpec } from "./tool-prompt.js";
+import { thinkingSwitch } from "./reasoning-template.js";
 
 /** The model's chat template and the special tokens it may reference. */
 export interface PromptTemplate {
@@ -64,6 +65,8 @@ export function prepareChatPrompt(request: ChatRequest, template: PromptTemplate
     bos_token: template.bosToken ?? "",
     eos_token: template.eosToken ?? "",
   };
+  const thinkingVariable = thinkingSwitch(source);
+  if (thinkingVariable && request.thinking !== undefined) context[thinkingVariable] = request.thinking;
   // Quoting the JSON text quotes every key and string of the schemas at once; escapes are valid inside JSON strings.
   if (tools.length > 0 && templateHandlesTools) context.tools = JSON.parse(quote(JSON.stringify(tools.map(toFunctionSpec))));
   return { source, context, prefill: prefill?.content ?? "", items: messages.length + tools.length };

@@ -1,7 +1,15 @@
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { EngineError } from "../../engine/index.js";
 import { fromMessagesRequest } from "./request.js";
 import { checkAnthropicVersion, MessagesRequestSchema, parseRequest } from "./schema.js";
+import { signThinking } from "./thinking-signature.js";
+
+// The signing secret of this file's runs lives in a home of its own.
+const home = (process.env.KILN_HOME = mkdtempSync(join(tmpdir(), "kiln-thinking-")));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 const translate = (body: unknown) => fromMessagesRequest(parseRequest(MessagesRequestSchema, body));
 const errorOf = (fn: () => unknown): EngineError => {
@@ -29,7 +37,7 @@ const claudeCodeBody = {
     { role: "user", content: [{ type: "text", text: "<system-reminder>date</system-reminder>" }, { type: "text", text: "list files", cache_control: { type: "ephemeral" } }] },
     { role: "system", content: [{ type: "text", text: "Agent types: none" }] },
     { role: "assistant", content: [
-      { type: "thinking", thinking: "I should search.", signature: "opaque" },
+      { type: "thinking", thinking: "I should search.", signature: signThinking("I should search.") },
       { type: "redacted_thinking", data: "xyz" },
       { type: "tool_use", id: "toolu_1", name: "ToolSearch", input: { query: "select:Bash" } },
     ] },
@@ -88,6 +96,38 @@ describe("fromMessagesRequest", () => {
     expect(translate({ ...base, tools: [] }).tools).toBeUndefined();
   });
 
+  it("maps thinking to the template's switch: enabled on, disabled off, adaptive the model's default", () => {
+    const base = { model: "m", max_tokens: 2048, messages: [{ role: "user", content: "x" }] };
+    expect(translate({ ...base, thinking: { type: "enabled", budget_tokens: 1024 } })).toMatchObject({ thinking: true, thinkingBudget: 1024 });
+    expect(translate({ ...base, thinking: { type: "disabled" } }).thinking).toBe(false);
+    expect(translate({ ...base, thinking: { type: "adaptive" } }).thinking).toBeUndefined();
+    expect(translate(base).thinking).toBeUndefined();
+  });
+
+  it("takes back a thinking block it signed, and one without a signature", () => {
+    const turn = (block: Record<string, unknown>) => translate({
+      model: "m", max_tokens: 5,
+      messages: [{ role: "user", content: "a" }, { role: "assistant", content: [block, { type: "text", text: "b" }] }, { role: "user", content: "c" }],
+    }).messages[1]!.parts[0];
+    const signature = signThinking("Five is odd.");
+    expect(turn({ type: "thinking", thinking: "Five is odd.", signature })).toEqual({ type: "reasoning", text: "Five is odd.", signature });
+    expect(turn({ type: "thinking", thinking: "Five is odd." })).toEqual({ type: "reasoning", text: "Five is odd." });
+  });
+
+  it("refuses a thinking block whose text or signature was changed", () => {
+    const body = (thinking: string, signature: string) => ({
+      model: "m", max_tokens: 5,
+      messages: [{ role: "user", content: "a" }, { role: "assistant", content: [{ type: "thinking", thinking, signature }] }, { role: "user", content: "c" }],
+    });
+    const signature = signThinking("Five is odd.");
+    for (const [thinking, sig] of [["Five is even.", signature], ["Five is odd.", `${signature.slice(0, -4)}AAA=`], ["Five is odd.", "opaque"]]) {
+      const error = errorOf(() => translate(body(thinking!, sig!)));
+      expect(error).toBeInstanceOf(EngineError);
+      expect(error).toMatchObject({ code: "invalid_request", details: { param: "messages.1.content.0.signature" } });
+      expect(error.message).toBe("messages.1.content.0.signature: the signature does not match this thinking block (it was changed, or it was written by another server)");
+    }
+  });
+
   it("turns structured-output requests into a JSON-schema response format", () => {
     const schema = { type: "object", properties: { title: { type: "string" } } };
     const request = translate({ model: "m", max_tokens: 9, messages: [{ role: "user", content: "t" }], output_config: { format: { type: "json_schema", schema } } });
@@ -111,6 +151,10 @@ describe("validation messages", () => {
     [{ ...base, tools: [{ name: "t" }] }, "tools.0.input_schema: Field required"],
     [{ ...base, tool_choice: { type: "maybe" } }, 'tool_choice.type: must be an object with type "auto", "any", "tool" or "none"'],
     [{ ...base, tool_choice: { type: "tool", name: "t" } }, 'tool_choice: "tool" requires at least one tool in tools'],
+    [{ ...base, thinking: { type: "sometimes" } }, 'thinking.type: must be an object with type "enabled", "disabled" or "adaptive"'],
+    [{ ...base, max_tokens: 4096, thinking: { type: "enabled" } }, "thinking.budget_tokens: Field required"],
+    [{ ...base, max_tokens: 4096, thinking: { type: "enabled", budget_tokens: 512 } }, "thinking.budget_tokens: must be at least 1024"],
+    [{ ...base, max_tokens: 2048, thinking: { type: "enabled", budget_tokens: 2048 } }, "thinking.budget_tokens: must be less than max_tokens"],
     [{ ...base, messages: [{ role: "user", content: [{ type: "document", source: { type: "base64", media_type: "application/pdf", data: "" } }] }] }, 'messages.0.content.0.source: document source type "base64" is not supported (only plain-text documents are)'],
     [[], "body: must be a JSON object"],
   ])("%j → %s", (body, message) => {

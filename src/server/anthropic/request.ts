@@ -7,6 +7,7 @@ import { EngineError, type ChatRequest, type ImagePart, type Message, type Part,
 import { resolveToolChoice } from "../tool-choice.js";
 import type { ContentBlockParam, CountTokensRequest, MessagesRequest, ToolParam, ToolResultBlockParam } from "./schema.js";
 import { renderToolReference } from "./tool-reference.js";
+import { checkThinkingSignature } from "./thinking-signature.js";
 
 /** Claude Code's attribution block changes on every request and would defeat the prefix cache. */
 const BILLING_HEADER = "x-anthropic-billing-header:";
@@ -36,6 +37,9 @@ export function fromCountTokensRequest(body: CountTokensRequest): ChatRequest {
   if (toolChoice) request.toolChoice = toolChoice;
   const format = body.output_config?.format;
   if (format?.type === "json_schema" && format.schema) request.responseFormat = { type: "json-schema", schema: format.schema };
+  // Templates with a thinking switch follow it; "adaptive" leaves the model's default.
+  if (body.thinking && body.thinking.type !== "adaptive") request.thinking = body.thinking.type === "enabled";
+  if (body.thinking?.type === "enabled") request.thinkingBudget = body.thinking.budget_tokens;
   return request;
 }
 
@@ -51,7 +55,11 @@ function toParts(block: ContentBlockParam, path: string, tools: ToolParam[]): Pa
       content: ((block.content ?? []) as ToolResultBlockParam[]).flatMap((inner, k) => toResultParts(inner, `${path}.content.${k}`, tools)),
       ...(block.is_error ? { isError: true } : {}),
     }];
-    case "thinking": return block.thinking ? [{ type: "reasoning", text: block.thinking as string, ...(block.signature ? { signature: block.signature as string } : {}) }] : [];
+    case "thinking": {
+      if (!block.thinking) return [];
+      checkThinkingSignature(block.thinking, block.signature ?? undefined, path);
+      return [{ type: "reasoning", text: block.thinking, ...(block.signature ? { signature: block.signature } : {}) }];
+    }
     case "tool_reference": return [{ type: "text", text: renderToolReference(block.tool_name as string, tools) }];
     // redacted_thinking carries no readable text; server-tool echoes have no meaning to a local model.
     default: return [];

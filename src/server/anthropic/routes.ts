@@ -13,6 +13,7 @@ import { fromCountTokensRequest, fromMessagesRequest } from "./request.js";
 import { toMessage } from "./response.js";
 import { checkAnthropicVersion, CountTokensRequestSchema, MessagesRequestSchema, parseRequest } from "./schema.js";
 import { createMessagesEncoder, encodeMessagesError } from "./stream.js";
+import { withThinkingSignatures } from "./thinking-signature.js";
 
 /** POST /v1/messages (also /messages and any prefixed or `?beta=true` form). */
 export async function handleMessages(ctx: RequestContext, input: RouteInput): Promise<Response> {
@@ -20,7 +21,7 @@ export async function handleMessages(ctx: RequestContext, input: RouteInput): Pr
   const body = parseRequest(MessagesRequestSchema, input.body);
   const request = { ...fromMessagesRequest(body), metadata: { requestId: ctx.requestId, keyId: ctx.principal.keyId } };
   ctx.report?.({ model: body.model, stream: body.stream === true });
-  const events = await pullFirst(ctx.engine.generate(request, { signal: ctx.signal }));
+  const events = withThinkingSignatures(await pullFirst(ctx.engine.generate(request, { signal: ctx.signal })));
   const options = { messageId: ctx.ids("msg_"), model: body.model };
   if (!body.stream) return jsonResponse(toMessage(await collectResult(events), { id: options.messageId, model: body.model }));
   const frames = guardStream(encodeFrames(events, createMessagesEncoder(options)), (error) => [encodeMessagesError(error)]);

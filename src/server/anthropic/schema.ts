@@ -82,6 +82,16 @@ const ToolChoice = v.variant("type", [
 
 const unit = (rule: string) => v.nullish(v.pipe(v.number(rule), v.minValue(0, rule), v.maxValue(1, rule)));
 
+/**
+ * Extended thinking: on with a budget (at least 1,024 tokens and below max_tokens, as the API requires), off, or
+ * left to the model ("adaptive").
+ */
+const Thinking = v.variant("type", [
+  v.looseObject({ type: v.literal("enabled"), budget_tokens: v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1024, "must be at least 1024")) }),
+  v.looseObject({ type: v.literal("disabled") }),
+  v.looseObject({ type: v.literal("adaptive") }),
+], 'must be an object with type "enabled", "disabled" or "adaptive"');
+
 /** Fields shared by /v1/messages and /v1/messages/count_tokens. */
 const promptFields = {
   model: v.pipe(text(), v.minLength(1, "must not be empty")),
@@ -90,13 +100,14 @@ const promptFields = {
   tools: v.nullish(v.array(Tool, "must be an array of tools")),
   tool_choice: v.nullish(ToolChoice),
   output_config: v.nullish(v.looseObject({ format: v.nullish(v.looseObject({ type: text(), schema: v.nullish(v.looseObject({})) })) })),
+  thinking: v.nullish(Thinking),
 };
 
 /** POST /v1/messages/count_tokens body. */
 export const CountTokensRequestSchema = v.looseObject(promptFields, "must be a JSON object");
 
 /** POST /v1/messages body. */
-export const MessagesRequestSchema = v.looseObject({
+export const MessagesRequestSchema = v.pipe(v.looseObject({
   ...promptFields,
   max_tokens: v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1")),
   stream: flag(),
@@ -104,7 +115,10 @@ export const MessagesRequestSchema = v.looseObject({
   top_p: unit("must be a number between 0 and 1"),
   top_k: v.nullish(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"))),
   stop_sequences: v.nullish(v.array(text(), "must be an array of strings")),
-}, "must be a JSON object");
+}, "must be a JSON object"), v.forward(
+  v.check((body) => body.thinking?.type !== "enabled" || body.thinking.budget_tokens < body.max_tokens, "must be less than max_tokens"),
+  ["thinking", "budget_tokens"],
+));
 
 export type CountTokensRequest = v.InferOutput<typeof CountTokensRequestSchema>;
 export type MessagesRequest = v.InferOutput<typeof MessagesRequestSchema>;

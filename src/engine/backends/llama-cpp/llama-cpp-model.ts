@@ -6,7 +6,7 @@
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
 import type { ModelInfo, PrefixCacheStats, StepStats } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
-import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
+import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { LocalModel } from "../../local-model.js";
 import type { GpuLayersChoice, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
 import { PromptThread } from "../../text/prompt-thread.js";
@@ -35,6 +35,8 @@ export interface LlamaCppModelOptions {
   id: string;
   path: string;
   aliases?: string[];
+  /** Whether the model thinks in `<think>` blocks; undefined: as its chat template says. */
+  reasoning?: boolean;
   /** The opened bindings (shared by every model of an engine). */
   llama: Llama;
   /** Sequences decoded together in one context. */
@@ -181,7 +183,8 @@ export class LlamaCppModel extends LocalModel {
     // The lane's own request holds a slot of the main context too.
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane };
-    this.target = { modelId: info.id, vocabulary, ctxSize };
+    this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
+    info.details = { ...info.details, reasoning: targetReasons(this.target) };
   }
 
   protected run(plan: GenerationPlan, signal?: AbortSignal): AsyncIterable<GenerationEvent> {

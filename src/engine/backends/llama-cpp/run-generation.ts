@@ -83,7 +83,7 @@ async function decodeTokens(
   let evaluated = scored ? plan.prompt.length - 1 : lease.reusedTokens;
   const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, scored ? 0 : lease.reusedTokens, scored ? undefined : lease.cacheTier);
   out.push(tokens.start(scored));
-  const options = toEvaluateOptions(runtime.model, plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState);
+  const options = toEvaluateOptions(runtime.model, plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState, plan.reasoning?.budget && (() => tokens.forcedToken()));
   const top = plan.logprobs;
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";

@@ -6,13 +6,15 @@ import { PENALTY_WINDOW, SAMPLING_DEFAULTS as DEFAULTS } from "../../sampling-de
 
 /**
  * Evaluation options for one generation. `history` returns the prompt and output so far; penalties apply to its
- * last 64 tokens. Temperature 0 is greedy (the other samplers are then irrelevant).
+ * last 64 tokens. Temperature 0 is greedy (the other samplers are then irrelevant). `forced` names the token the
+ * next step must take, when one must (a think block closed at its budget).
  */
 export function toEvaluateOptions(
   model: LlamaModel,
   sampling: SamplingOptions = {},
   history: () => Token[],
   grammarEvaluationState?: LlamaGrammarEvaluationState,
+  forced?: () => number | undefined,
 ): SequenceEvaluateOptions {
   const temperature = sampling.temperature ?? DEFAULTS.temperature;
   const options: SequenceEvaluateOptions = temperature <= 0
@@ -26,6 +28,7 @@ export function toEvaluateOptions(
       };
   if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
   if (sampling.logitBias) options.tokenBias = toTokenBias(model, sampling.logitBias);
+  if (forced) options.tokenBias = forcingBias(model, forced, options.tokenBias as TokenBias | undefined);
   if (hasPenalty(sampling)) {
     options.repeatPenalty = {
       punishTokens: () => history().slice(-PENALTY_WINDOW),
@@ -54,6 +57,18 @@ function hasPenalty(sampling: SamplingOptions): boolean {
     || Boolean(sampling.presencePenalty)
     || Boolean(sampling.frequencyPenalty);
 }
+
+/** The request's bias, except at a step that must take one token: a bias no logit can outweigh. */
+function forcingBias(model: LlamaModel, forced: () => number | undefined, requested?: TokenBias): () => TokenBias {
+  const none = requested ?? new TokenBias(model.tokenizer);
+  return () => {
+    const token = forced();
+    return token === undefined ? none : new TokenBias(model.tokenizer).set(token as Token, { logit: FORCING_LOGIT });
+  };
+}
+
+/** Far above any logit a model produces, and finite, so temperature and top-p/top-k keep a single candidate. */
+const FORCING_LOGIT = 1e9;
 
 /** OpenAI's logit_bias is added to the logit, which is what node-llama-cpp's `{ logit }` bias does. */
 function toTokenBias(model: LlamaModel, logitBias: Record<number, number>): TokenBias {

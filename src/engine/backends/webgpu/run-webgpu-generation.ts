@@ -38,7 +38,7 @@ export async function* runWebGpuGeneration(
     if (signal?.aborted) { reason = "aborted"; break; }
     // The sampler applies penalties to the logits in place; logprobs describe the model's own distribution.
     const raw = logprobs !== undefined ? step.logits!.slice() : undefined;
-    const token = onCpu ? sampler.pick(step.logits!, [...plan.prompt, ...tokens.output], grammar) : step.token;
+    const token = tokens.forcedToken() ?? (onCpu ? sampler.pick(step.logits!, [...plan.prompt, ...tokens.output], grammar) : step.token);
     if (deps.vocabulary.isEog(token)) break;
     grammar?.rules.accept(token);
     const alternatives = raw ? [logprobsOf(raw, token, logprobs ?? 0, (id) => deps.vocabulary.detokenize([id], false))] : undefined;

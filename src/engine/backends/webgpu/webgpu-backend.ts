@@ -13,7 +13,7 @@ export async function openWebGpuBackend(settings: BackendSettings): Promise<Back
   const device = () => (opening ??= openGpuDevice());
   const { ctxSize, prefixCache, promptBatch, parallel, ids, warmUp } = settings;
   return {
-    load: async ({ id, path, aliases }) => loadWebGpuModel({ id, path, aliases, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids, warmUp }),
+    load: async ({ id, path, aliases, reasoning }) => loadWebGpuModel({ id, path, aliases, reasoning, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids, warmUp }),
     async describe() {
       const { backend: api, ...adapter } = (await device()).info;
       return { api, ...adapter };

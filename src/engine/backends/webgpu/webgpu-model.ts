@@ -6,7 +6,7 @@
 import { stat } from "node:fs/promises";
 import type { ModelInfo } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
-import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
+import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { defaultContextSize, LocalModel } from "../../local-model.js";
 import { loadVocabulary, type LoadedVocabulary } from "../../text/load-vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
@@ -23,6 +23,8 @@ export interface WebGpuModelOptions {
   id: string;
   path: string;
   aliases?: string[];
+  /** Whether the model thinks in `<think>` blocks; undefined: as its chat template says. */
+  reasoning?: boolean;
   gpu: GpuDevice;
   /** Tokens of KV cache (prompt + output); default min(train context, 4096). */
   ctxSize?: number;
@@ -72,7 +74,7 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
       },
     };
     const pool = new SessionPool(plans.map((plan) => new DecodeSession(plan, options.prefixCache)));
-    return new WebGpuModel(info, vocabulary, pool, arena, options.ids, ctxSize);
+    return new WebGpuModel(info, vocabulary, pool, arena, options.ids, ctxSize, options.reasoning);
   } catch (error) {
     arena.destroy();
     await vocabulary.dispose();
@@ -91,9 +93,11 @@ export class WebGpuModel extends LocalModel {
     private readonly arena: WeightArena,
     private readonly ids: IdFactory,
     ctxSize: number,
+    reasoning?: boolean,
   ) {
     super();
-    this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize };
+    this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, reasoning };
+    info.details = { ...info.details, reasoning: targetReasons(this.target) };
     this.parallel = pool.sessions.length;
   }
 

@@ -108,7 +108,18 @@ describe("fromChatCompletionRequest", () => {
     expect(call({ tools, tool_choice: { type: "function", function: { name: "g" } } }).toolChoice).toEqual({ type: "tool", name: "g" });
   });
 
-  it("turns data: image URLs into base64 image parts", () => {
+  it("maps reasoning_effort to the thinking switch (none: off, any other effort: on) and refuses unknown efforts", () => {
+    const thinking = (reasoning_effort: unknown) => fromChatCompletionRequest({ ...base, reasoning_effort }).request.thinking;
+    expect(["none", "minimal", "low", "medium", "high", "xhigh", "max"].map(thinking)).toEqual([false, true, true, true, true, true, true]);
+    expect(thinking(undefined)).toBeUndefined();
+    expect(thinking(null)).toBeUndefined();
+    expect(rejection({ ...base, reasoning_effort: "extreme" })).toMatchObject({
+      message: "Invalid 'reasoning_effort': Expected one of none, minimal, low, medium, high, xhigh, max",
+      details: { param: "reasoning_effort" },
+    });
+  });
+
+    it("turns data: image URLs into base64 image parts", () => {
     const { request } = fromChatCompletionRequest({ ...base, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] }] });
     expect(request.messages[0]!.parts).toEqual([{ type: "image", mediaType: "image/png", source: { kind: "base64", data: "AAAA" } }]);
   });

@@ -5,7 +5,7 @@
  */
 import { EngineError, type ImagePart, type Message, type Part, type TextPart, type ToolSpec } from "../../../engine/index.js";
 import type { RequestedToolChoice } from "../../tool-choice.js";
-import { optional, parseArguments, toImagePart, toIncludeUsage, toResponseFormat, toSampling, toStop, toToolChoice, type ChatRequestDraft } from "../wire/request-fields.js";
+import { optional, parseArguments, toImagePart, toIncludeUsage, toResponseFormat, toSampling, toStop, toThinking, toToolChoice, type ChatRequestDraft } from "../wire/request-fields.js";
 import { parseBody } from "../wire/schema.js";
 import { chatCompletionRequestSchema, type ChatCompletionRequestBody, type ChatContentBody, type ChatMessageBody } from "./schema.js";
 
@@ -41,6 +41,7 @@ export function fromChatCompletionRequest(body: unknown): ChatCompletionCall {
     ...optional("maxTokens", wire.max_completion_tokens ?? wire.max_tokens ?? undefined),
     ...optional("responseFormat", toResponseFormat(format?.type === "json_schema" ? { type: format.type, ...format.json_schema } : format)),
     ...optional("logprobs", toLogprobCount(wire.logprobs, wire.top_logprobs)),
+    ...optional("thinking", toThinking(wire.reasoning_effort)),
   };
   return { request, n: wire.n ?? 1, stream: wire.stream === true, includeUsage: toIncludeUsage(wire) };
 }

@@ -3,7 +3,7 @@
  * content parts, tools and response_format; the sampling fields are shared (../wire/schema.ts).
  */
 import * as v from "valibot";
-import { positiveIntSchema, rangeSchema, samplingFields } from "../wire/schema.js";
+import { positiveIntSchema, rangeSchema, reasoningEffortSchema, samplingFields } from "../wire/schema.js";
 
 const textPartSchema = v.object({ type: v.literal("text"), text: v.string() });
 const imagePartSchema = v.object({
@@ -80,6 +80,7 @@ export const chatCompletionRequestSchema = v.object({
   tools: v.nullish(v.array(toolSchema)),
   tool_choice: toolChoiceSchema,
   parallel_tool_calls: v.nullish(v.boolean()),
+  reasoning_effort: reasoningEffortSchema,
 });
 
 export type ChatCompletionRequestBody = v.InferOutput<typeof chatCompletionRequestSchema>;

@@ -33,6 +33,13 @@ describe("fromResponsesRequest", () => {
     expect(request.tools).toEqual([{ name: "shell", inputSchema: { type: "object" } }]);
     expect(request.toolChoice).toEqual({ type: "auto", parallel: false });
     expect(request.maxTokens).toBe(32);
+    expect(request.thinking).toBe(true);
+  });
+
+  it("maps reasoning.effort to the thinking switch: none off, any other effort on, absent the model's default", () => {
+    const call = (reasoning: unknown) => fromResponsesRequest({ model: "m", input: "Hi", reasoning }).request.thinking;
+    expect([call({ effort: "none" }), call({ effort: "minimal" }), call({ effort: "high" }), call({}), call(undefined)]).toEqual([false, true, true, undefined, undefined]);
+    expect(() => call({ effort: "extreme" })).toThrow("Invalid 'reasoning.effort': Expected one of none, minimal, low, medium, high, xhigh, max");
   });
 
   it("accepts an output that answers no call, as Codex sends for its goal (a name, no call_id)", () => {

@@ -7,8 +7,8 @@
 import * as v from "valibot";
 import type { ImagePart, Message, Part, TextPart, ToolSpec } from "../../../engine/index.js";
 import type { RequestedToolChoice } from "../../tool-choice.js";
-import { optional, parseArguments, toImagePart, toResponseFormat, toSampling, toToolChoice, type ChatRequestDraft } from "../wire/request-fields.js";
-import { parseBody, positiveIntSchema, rangeSchema, seedSchema } from "../wire/schema.js";
+import { optional, parseArguments, toImagePart, toResponseFormat, toSampling, toThinking, toToolChoice, type ChatRequestDraft } from "../wire/request-fields.js";
+import { parseBody, positiveIntSchema, rangeSchema, reasoningEffortSchema, seedSchema } from "../wire/schema.js";
 
 const partSchema = v.object({
   type: v.string(),
@@ -54,6 +54,7 @@ const responsesRequestSchema = v.object({
   text: textFormatSchema,
   include: v.nullish(v.array(v.string())),
   top_logprobs: v.nullish(rangeSchema(0, 20, true)),
+  reasoning: v.nullish(v.object({ effort: reasoningEffortSchema })),
 });
 
 /** The `include` value that asks for the output text's logprobs. */
@@ -88,6 +89,7 @@ export function fromResponsesRequest(body: unknown): ResponsesCall {
     ...optional("maxTokens", wire.max_output_tokens),
     ...optional("responseFormat", toResponseFormat(wire.text?.format)),
     ...optional("logprobs", wire.include?.includes(LOGPROBS_INCLUDE) ? wire.top_logprobs ?? 0 : undefined),
+    ...optional("thinking", toThinking(wire.reasoning?.effort)),
   };
   return { request, stream: wire.stream === true };
 }

@@ -21,6 +21,7 @@ export function sumChoiceUsage(usages: Usage[], perPrompt: number): Usage {
     inputTokens: firsts.reduce((sum, usage) => sum + usage.inputTokens, 0),
     cachedInputTokens: firsts.reduce((sum, usage) => sum + usage.cachedInputTokens, 0),
     outputTokens: usages.reduce((sum, usage) => sum + usage.outputTokens, 0),
+    ...(usages.some((usage) => usage.reasoningTokens !== undefined) ? { reasoningTokens: usages.reduce((sum, usage) => sum + (usage.reasoningTokens ?? 0), 0) } : {}),
   };
 }
 

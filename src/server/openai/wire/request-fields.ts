@@ -34,6 +34,14 @@ export function toSampling(wire: {
   };
 }
 
+/**
+ * A reasoning effort as the chat template's thinking switch (Qwen3's enable_thinking): "none" turns thinking off,
+ * any other effort on; how much a model thinks is its own (a local model has no effort setting).
+ */
+export function toThinking(effort: string | null | undefined): boolean | undefined {
+  return effort == null ? undefined : effort !== "none";
+}
+
 /** `stop` as a list; empty strings are dropped because they would stop at once. */
 export function toStop(stop: string | string[] | null | undefined): string[] | undefined {
   if (stop === null || stop === undefined) return undefined;

@@ -37,6 +37,10 @@ export const positiveIntSchema = v.pipe(v.number(), v.integer("Expected a whole 
 /** `stop`: a string or any number of strings (Continue sends 9–14; OpenAI's limit of 4 is not enforced). */
 export const stopSchema = v.nullish(v.union([v.string(), v.array(v.string())]));
 
+/** Every `reasoning_effort` an OpenAI SDK may send (chat's field, the Responses API's `reasoning.effort`). */
+const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
+export const reasoningEffortSchema = v.nullish(v.picklist(REASONING_EFFORTS, `Expected one of ${REASONING_EFFORTS.join(", ")}`));
+
 /** Sampling fields common to chat and legacy completions. */
 export const samplingFields = {
   temperature: v.nullish(rangeSchema(0, 2)),

@@ -7,6 +7,7 @@ export interface ChatUsage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number };
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 /**
@@ -27,19 +28,21 @@ export function toChatUsage(usage: Usage): ChatUsage {
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
     prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
+    ...(usage.reasoningTokens !== undefined ? { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } } : {}),
   };
 }
 
 /**
- * `reasoning_tokens` is only known to be 0 when the model produced no reasoning; the engine does not count
- * reasoning tokens apart, so the details object is left out rather than filled with a guess.
+ * `reasoning_tokens` as a local reasoning model counts them; from other backends it is only known to be 0 when the
+ * model produced no reasoning, so the details object is left out rather than filled with a guess.
  */
 export function toResponsesUsage(usage: Usage, reasoned: boolean): ResponsesUsage {
+  const reasoningTokens = usage.reasoningTokens ?? (reasoned ? undefined : 0);
   return {
     input_tokens: usage.inputTokens,
     input_tokens_details: { cached_tokens: usage.cachedInputTokens },
     output_tokens: usage.outputTokens,
-    ...(reasoned ? {} : { output_tokens_details: { reasoning_tokens: 0 } }),
+    ...(reasoningTokens !== undefined ? { output_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
     total_tokens: usage.inputTokens + usage.outputTokens,
   };
 }

@@ -1,0 +1,59 @@
+/**
+ * Signatures of the thinking blocks kiln writes. Anthropic's clients send a turn's thinking back in later turns,
+ * signature included, and expect the server to tell its own blocks from altered ones: kiln signs each block with an
+ * HMAC-SHA256 of its text under a secret of this install (`$KILN_HOME/thinking.key`, made on first use), and a
+ * block that comes back with a signature that does not match is refused.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { EngineError, type GenerationEvent } from "../../engine/index.js";
+import { kilnHome } from "../../models/index.js";
+
+let secret: Buffer | undefined;
+
+/** The install's secret: read once, created (readable by its owner only) when there is none yet. */
+function signingSecret(): Buffer {
+  if (secret) return secret;
+  const home = kilnHome();
+  const path = join(home, "thinking.key");
+  try {
+    mkdirSync(home, { recursive: true });
+    // "wx": two servers starting together keep whichever secret was written first.
+    writeFileSync(path, randomBytes(32).toString("hex"), { flag: "wx", mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  secret = Buffer.from(readFileSync(path, "utf8").trim(), "hex");
+  return secret;
+}
+
+export function signThinking(text: string): string {
+  return createHmac("sha256", signingSecret()).update(text).digest("base64");
+}
+
+/**
+ * Refuses a thinking block whose signature is not kiln's for its text (`param`: where the block is). A block
+ * without a signature is taken as unsigned history: clients of other APIs carry reasoning without one.
+ */
+export function checkThinkingSignature(text: string, signature: string | undefined, param: string): void {
+  if (!signature) return;
+  const expected = Buffer.from(signThinking(text));
+  const given = Buffer.from(signature);
+  if (given.length === expected.length && timingSafeEqual(given, expected)) return;
+  throw new EngineError(
+    "invalid_request",
+    `${param}.signature: the signature does not match this thinking block (it was changed, or it was written by another server)`,
+    { param: `${param}.signature` },
+  );
+}
+
+/** The events with each reasoning block's signature set on its end. */
+export async function* withThinkingSignatures(events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
+  const texts = new Map<number, string>();
+  for await (const event of events) {
+    if (event.type === "reasoning-delta") texts.set(event.index, (texts.get(event.index) ?? "") + event.text);
+    if (event.type === "reasoning-end") yield { ...event, signature: signThinking(texts.get(event.index) ?? "") };
+    else yield event;
+  }
+}
