@@ -71,7 +71,7 @@ describe.skipIf(!path)("reasoning from a local model", SLOW, () => {
     expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);
     const [thinking, text] = message.content as [Anthropic.ThinkingBlock, Anthropic.TextBlock];
     expectReasoning(thinking.thinking);
-    expect(thinking.signature).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    expect(thinking.signature).toMatch(/^kiln1\.[A-Za-z0-9+/]{43}=$/);
     expectAnswer(text.text);
 
     // The block goes back in the next turn as the client got it; changed, it is refused.

@@ -120,12 +120,20 @@ describe("fromMessagesRequest", () => {
       messages: [{ role: "user", content: "a" }, { role: "assistant", content: [{ type: "thinking", thinking, signature }] }, { role: "user", content: "c" }],
     });
     const signature = signThinking("Five is odd.");
-    for (const [thinking, sig] of [["Five is even.", signature], ["Five is odd.", `${signature.slice(0, -4)}AAA=`], ["Five is odd.", "opaque"]]) {
+    for (const [thinking, sig] of [["Five is even.", signature], ["Five is odd.", `${signature.slice(0, -4)}AAA=`], ["Five is odd.", "kiln1.opaque"]]) {
       const error = errorOf(() => translate(body(thinking!, sig!)));
       expect(error).toBeInstanceOf(EngineError);
       expect(error).toMatchObject({ code: "invalid_request", details: { param: "messages.1.content.0.signature" } });
-      expect(error.message).toBe("messages.1.content.0.signature: the signature does not match this thinking block (it was changed, or it was written by another server)");
+      expect(error.message).toBe("messages.1.content.0.signature: the signature does not match this thinking block (the block or its signature was changed, or another kiln install wrote it)");
     }
+  });
+
+  it("takes a block signed by another server as unsigned history: it cannot be checked here", () => {
+    const translated = translate({
+      model: "m", max_tokens: 5,
+      messages: [{ role: "user", content: "a" }, { role: "assistant", content: [{ type: "thinking", thinking: "Five is odd.", signature: "EqQBCkYIBRgCKkD" }] }, { role: "user", content: "c" }],
+    });
+    expect(translated.messages[1]!.parts[0]).toMatchObject({ type: "reasoning", text: "Five is odd." });
   });
 
   it("turns structured-output requests into a JSON-schema response format", () => {
