@@ -1,0 +1,73 @@
+/**
+ * Embeddings on llama.cpp: node-llama-cpp's embedding context, a second context of the loaded weights opened at the
+ * first embedding request (a server that never embeds never pays its memory). It evaluates one input at a time in
+ * one sequence and reads the model's pooled output: the pooling an embedding model declares in its GGUF, and for
+ * chat models, which declare none, the hidden state after the last token.
+ */
+import type { LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
+import { EngineError } from "../../../errors/engine-error.js";
+import { checkDimensions, checkInputsNotEmpty, toUnitLength, type EmbeddingRequest, type EmbeddingResult } from "../../embeddings.js";
+import { checkTokenIds, type PlanTarget } from "../../generation-plan.js";
+
+/**
+ * Tokens the embedding context holds, when the model's own context is larger: OpenAI's embedding models take up to
+ * 8,192 tokens per input, and a larger context would cost memory for inputs no embedding client sends.
+ */
+const MAX_EMBEDDING_CONTEXT = 8192;
+
+export class EmbeddingContext {
+  private context?: Promise<LlamaEmbeddingContext>;
+
+  constructor(private readonly model: LlamaModel, private readonly target: PlanTarget, private readonly threads: number) {}
+
+  /** Checks every input, then evaluates them in order; aborting `signal` stops before the next input. */
+  async embed(request: EmbeddingRequest, signal?: AbortSignal): Promise<EmbeddingResult> {
+    const { modelId } = this.target;
+    checkInputsNotEmpty(request.inputs);
+    checkDimensions(modelId, this.model.embeddingVectorSize, request.dimensions);
+    const inputs = await Promise.all(request.inputs.map((input, i) => this.tokenize(input, i)));
+    const context = await this.open();
+    // The context adds the markers the model expects around an input (BOS, and EOS or SEP for encoders).
+    const lengths = inputs.map((tokens) => context.calculateInputLength([...tokens] as Token[]));
+    const limit = this.contextSize();
+    const longest = Math.max(...lengths);
+    if (longest >= limit) {
+      throw new EngineError("context_overflow", `input: ${longest} tokens exceed the ${limit - 1} that ${modelId} embeds at once`,
+        { param: "input", promptTokens: longest, contextSize: limit - 1 });
+    }
+    const vectors: number[][] = [];
+    for (const tokens of inputs) {
+      if (signal?.aborted) throw new EngineError("aborted", "The request was aborted");
+      // getEmbeddingFor adds the markers in place: it gets a copy.
+      vectors.push(toUnitLength((await context.getEmbeddingFor([...tokens] as Token[])).vector));
+    }
+    return { model: modelId, vectors, inputTokens: lengths.reduce((sum, n) => sum + n, 0) };
+  }
+
+  async dispose(): Promise<void> {
+    const context = this.context;
+    this.context = undefined;
+    await (await context?.catch(() => undefined))?.dispose();
+  }
+
+  /** Text as plain text (a document's `<|im_end|>` is not a control token); token ids as sent, once checked. */
+  private async tokenize(input: string | number[], index: number): Promise<number[]> {
+    if (typeof input === "string") return this.target.vocabulary.tokenizePrompt([input]);
+    checkTokenIds(this.target, input, `input.${index}`);
+    return input;
+  }
+
+  private contextSize(): number {
+    return Math.min(this.target.ctxSize, MAX_EMBEDDING_CONTEXT);
+  }
+
+  /** Opens the context once; a failure (memory) is answered to this request and retried by the next. */
+  private open(): Promise<LlamaEmbeddingContext> {
+    const size = this.contextSize();
+    this.context ??= this.model.createEmbeddingContext({ contextSize: size, threads: this.threads }).catch((error: unknown) => {
+      this.context = undefined;
+      throw new EngineError("backend_failure", `${this.target.modelId}: could not open an embedding context of ${size} tokens: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    return this.context;
+  }
+}
