@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EngineError } from "../../../engine/index.js";
 import { fromEmbeddingRequest, MAX_EMBEDDING_INPUTS } from "./request.js";
-import { toEmbeddingList } from "./response.js";
+import { embeddingListResponse, toEmbeddingList } from "./response.js";
 
 describe("fromEmbeddingRequest", () => {
   it("takes a string, strings, token ids or lists of token ids as inputs in order, floats by default", () => {
@@ -56,5 +56,18 @@ describe("toEmbeddingList", () => {
     const bytes = Buffer.from(first!.embedding as string, "base64");
     expect(bytes).toHaveLength(8);
     expect([bytes.readFloatLE(0), bytes.readFloatLE(4)]).toEqual([Math.fround(0.6), Math.fround(-0.8)]);
+  });
+
+  it("writes the JSON one embedding at a time, letting other work run between them", async () => {
+    const list = toEmbeddingList({ ...result, vectors: Array.from({ length: 50 }, (_, i) => [i + 1, -i - 1]) }, "asked", "float");
+    let turns = 0;
+    const counting = setInterval(() => void (turns += 1), 0);
+    const response = embeddingListResponse(list);
+    const text = await response.text();
+    clearInterval(counting);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(JSON.parse(text)).toEqual(list);
+    expect(Object.keys(JSON.parse(text))).toEqual(["object", "data", "model", "usage"]);
+    expect(turns).toBeGreaterThan(0);
   });
 });
