@@ -134,12 +134,16 @@ describe("embeddings", { timeout: 300_000 }, () => {
     await expect(client.embeddings.create({ model: "no-such-model", input: "x" })).rejects.toMatchObject({ status: 404, code: "model_not_found" });
   });
 
-  it("is served without /v1 too, and needs a key like every route", async () => {
+  it("is served without /v1 too, with keys, scopes and rate limits like every route", async () => {
     const unversioned = await openai(clientKey, server.url).embeddings.create({ model: TEST_MODEL, input: "hi", encoding_format: "float" });
     expect(unversioned.data[0]!.embedding).toEqual((await embed("hi"))[0]);
     await expect(openai("sk-wrong").embeddings.create({ model: TEST_MODEL, input: "hi" })).rejects.toMatchObject({ status: 401, code: "invalid_api_key" });
     const scoped = await createStoredKey(home, ["--name", "other-model-only", "--models", "some-other-model"]);
     await expect(openai(scoped).embeddings.create({ model: TEST_MODEL, input: "hi" })).rejects.toMatchObject({ status: 403, type: "permission_error" });
+    const limited = openai(await createStoredKey(home, ["--name", "one-per-minute", "--rpm", "1", "--tpm", "100000"]));
+    const { response } = await limited.embeddings.create({ model: TEST_MODEL, input: "hi" }).withResponse();
+    expect(response.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    await expect(limited.embeddings.create({ model: TEST_MODEL, input: "hi" })).rejects.toMatchObject({ status: 429, code: "rate_limit_exceeded" });
   });
 
   it("records usage and a request log line per embedding request", async () => {
