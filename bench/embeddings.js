@@ -7,33 +7,20 @@
  * - speed: a batch of 32 texts in one request, alternately on each server, the median of BENCH_REPEATS rounds.
  * Writes bench/results/<date>-<host>-embeddings.{json,md} (bench/.work/ with BENCH_QUICK=1).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSettings } from "./lib/config.js";
 import { ensureLlamaCpp } from "./lib/llama-cpp-build.js";
 import { describeMachine } from "./lib/machine.js";
 import { startKiln, startLlamaServer } from "./lib/servers.js";
+import { writeResults } from "./lib/write-results.js";
 
 const log = (line) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 const dir = fileURLToPath(new URL(process.env.BENCH_QUICK === "1" ? "./.work/" : "./results/", import.meta.url));
 
-/** (text, paraphrase, unrelated): a retrieval model puts the paraphrase closer. */
-const TRIPLETS = [
-  ["The cat sat on the mat.", "A kitten is sitting on a rug.", "Quarterly revenue rose by eight percent."],
-  ["How do I sort a list in Python?", "Use sorted(items) or items.sort() to order a Python list.", "The Eiffel Tower is in Paris."],
-  ["The meeting is moved to Thursday afternoon.", "We rescheduled the meeting for Thursday after lunch.", "Bake the bread at 220 degrees for thirty minutes."],
-  ["My laptop battery drains very quickly.", "The notebook's battery runs out fast.", "The river flooded the village last spring."],
-  ["def add(a, b): return a + b", "function sum(x, y) { return x + y; }", "The orchestra played Beethoven's ninth symphony."],
-  ["It is raining heavily in London today.", "London has a downpour this afternoon.", "Install the package with npm install."],
-  ["The doctor prescribed antibiotics for the infection.", "She was given medicine to treat the bacterial infection.", "The train to Berlin leaves at noon."],
-  ["Read the file line by line and count the words.", "Open the file, iterate over its lines and tally words.", "Penguins live in the southern hemisphere."],
-  ["The stock market fell sharply on Monday.", "Shares dropped steeply at the start of the week.", "Water the tomato plants every morning."],
-  ["Kilns fire clay into ceramics at high temperature.", "Pottery is hardened by heating it in a kiln.", "The football match ended in a draw."],
-  ["SELECT name FROM users WHERE age > 30", "Query the names of users older than thirty.", "The violinist tuned her instrument."],
-  ["The flight was delayed because of fog.", "Fog held the plane on the ground for hours.", "Add two cups of flour to the bowl."],
-];
+/** (text, paraphrase, unrelated text): a retrieval model puts the paraphrase closer. */
+const TRIPLETS = JSON.parse(readFileSync(new URL("./lib/embedding-triplets.json", import.meta.url), "utf8"));
 
 async function embed(server, model, input) {
   const response = await fetch(`${server.baseUrl}/v1/embeddings`, {
@@ -105,12 +92,7 @@ async function main() {
   const llamaCpp = ensureLlamaCpp({ modelPath: join(settings.kilnHome, "models", `${models[0]}.gguf`), threads: settings.threads, log });
   const result = { date: new Date().toISOString(), settings, machine: describeMachine(), llamaCppCommit: llamaCpp.commit, models: [] };
   for (const name of models) result.models.push(await measureModel(settings, llamaCpp, name));
-  result.loadAverageAtEnd = loadavg().map((v) => round(v, 2));
-  mkdirSync(dir, { recursive: true });
-  const base = join(dir, `${result.date.slice(0, 10)}-${result.machine.host}-embeddings`);
-  writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(`${base}.md`, renderReport(result));
-  log(`wrote ${base}.json and .md`);
+  writeResults(dir, "embeddings", result, renderReport, log);
 }
 
 main().catch((error) => {
