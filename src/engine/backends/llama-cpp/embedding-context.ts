@@ -66,7 +66,8 @@ export class EmbeddingContext {
     const size = this.contextSize();
     this.context ??= this.model.createEmbeddingContext({ contextSize: size, threads: this.threads }).catch((error: unknown) => {
       this.context = undefined;
-      throw new EngineError("backend_failure", `${this.target.modelId}: could not open an embedding context of ${size} tokens: ${error instanceof Error ? error.message : String(error)}`);
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new EngineError("backend_failure", `${this.target.modelId}: could not open an embedding context of ${size} tokens: ${reason}`);
     });
     return this.context;
   }
