@@ -11,7 +11,7 @@ export interface EmbeddingRequest {
   model: string;
   /** Texts, or token ids taken as they are (checked against the vocabulary). */
   inputs: Array<string | number[]>;
-  /** The length the client wants; a model answers only with its own length (none here can be shortened). */
+  /** The length the client wants: local models give only their own; a remote model's upstream decides. */
   dimensions?: number;
 }
 
@@ -25,8 +25,8 @@ export interface EmbeddingResult {
 }
 
 /**
- * Refuses a `dimensions` the model cannot give: shortening a vector keeps its meaning only for models trained for
- * it (Matryoshka), and the models kiln serves are not, so only their own length is accepted.
+ * Refuses a `dimensions` a local model cannot give: shortening a vector keeps its meaning only for models trained
+ * for it (Matryoshka), and the local models kiln serves are not, so only their own length is accepted.
  */
 export function checkDimensions(modelId: string, size: number, dimensions: number | undefined): void {
   if (dimensions === undefined || dimensions === size) return;

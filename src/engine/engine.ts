@@ -9,7 +9,7 @@ import type { Engine, EngineStats } from "./engine-types.js";
 import { DEFAULT_QUEUE, toBackendSettings, type BackendSettings, type EngineOptions } from "./engine-options.js";
 import { EngineError, toEngineError } from "../errors/engine-error.js";
 import type { GenerationEvent } from "./events.js";
-import type { EmbeddingRequest, EmbeddingResult } from "./embeddings.js";
+import { checkInputsNotEmpty, type EmbeddingRequest, type EmbeddingResult } from "./embeddings.js";
 import { Scheduler } from "./scheduler.js";
 
 interface Served { model: LoadedModel; scheduler: Scheduler }
@@ -100,6 +100,7 @@ async function admitAndEmbed(served: Served, request: EmbeddingRequest, options:
   if (!model.embed) {
     throw new EngineError("invalid_request", `model: ${model.info.id} cannot compute embeddings (its ${model.info.backend} backend does not embed)`, { param: "model" });
   }
+  checkInputsNotEmpty(request.inputs);
   const permit = await scheduler.admit(options.signal);
   try {
     return await model.embed(request, options);

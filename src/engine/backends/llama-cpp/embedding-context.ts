@@ -6,7 +6,7 @@
  */
 import type { LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
 import { EngineError } from "../../../errors/engine-error.js";
-import { checkDimensions, checkInputsNotEmpty, toUnitLength, type EmbeddingRequest, type EmbeddingResult } from "../../embeddings.js";
+import { checkDimensions, toUnitLength, type EmbeddingRequest, type EmbeddingResult } from "../../embeddings.js";
 import { checkTokenIds, type PlanTarget } from "../../generation-plan.js";
 
 /**
@@ -23,7 +23,6 @@ export class EmbeddingContext {
   /** Checks every input, then evaluates them in order; aborting `signal` stops before the next input. */
   async embed(request: EmbeddingRequest, signal?: AbortSignal): Promise<EmbeddingResult> {
     const { modelId } = this.target;
-    checkInputsNotEmpty(request.inputs);
     checkDimensions(modelId, this.model.embeddingVectorSize, request.dimensions);
     const inputs = await Promise.all(request.inputs.map((input, i) => this.tokenize(input, i)));
     const context = await this.open();
