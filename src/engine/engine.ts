@@ -65,7 +65,7 @@ function assembleEngine(backends: Backend[], served: Served[]): Engine {
     generate: (request, options) => admitAndRun(() => resolve(request.model), (m) => m.generate(request, options), options, totals),
     complete: (request, options) => admitAndRun(() => resolve(request.model), (m) => m.complete(request, options), options, totals),
     countTokens: async (request) => resolve(request.model).model.countTokens(request),
-    embed: (request, options) => admitAndEmbed(resolve(request.model), request, options),
+    embed: async (request, options) => admitAndEmbed(resolve(request.model), request, options),
     listModels: () => served.map(({ model }) => model.info),
     findModel: (name): ModelInfo | undefined => find(name)?.model.info,
     stats: (): EngineStats => ({

@@ -168,6 +168,22 @@ describe("embeddings", { timeout: 300_000 }, () => {
   });
 });
 
+describe("a client that leaves during a batch", { timeout: 300_000 }, () => {
+  it("stops the batch at the next input, frees the slot and is logged as aborted", async () => {
+    const leaving = new AbortController();
+    const texts = Array.from({ length: 256 }, (_, i) => `Line ${i} of a long document that the client stops waiting for.`);
+    const sent = postJson("/v1/embeddings", { model: TEST_MODEL, input: texts }, leaving.signal).catch((error: unknown) => error);
+    await waitFor(() => server.engine.stats().activeSequences === 1, "the batch to take the slot");
+    leaving.abort();
+    expect(await sent).toMatchObject({ name: "AbortError" });
+    await waitFor(() => logLines.some((line) => line.includes('"status":499') && line.includes("/v1/embeddings")), "the aborted request's log line");
+    const entry = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((e) => e.status === 499 && e.route === "/v1/embeddings");
+    expect(entry).toMatchObject({ error: "aborted: The request was aborted" });
+    expect(server.engine.stats().activeSequences).toBe(0);
+    expect((await embed("still serving"))[0]).toHaveLength(modelDimensions());
+  });
+});
+
 describe("a model whose backend cannot embed", () => {
   it("is refused with a 400 naming the model", async () => {
     const engine = await createEngine({ models: [], scriptedModels: [{ id: "recording", events: [{ type: "start", model: "recording", inputTokens: 1, cachedInputTokens: 0 }] }] });
@@ -182,10 +198,20 @@ describe("a model whose backend cannot embed", () => {
   });
 });
 
+/** Polls `condition` on each turn of the event loop, for at most two minutes (no timing is asserted). */
+async function waitFor(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** A raw POST with the test key, for bodies the SDK's types would not send. */
-async function postJson(path: string, body: unknown): Promise<{ status: number; body: unknown }> {
+async function postJson(path: string, body: unknown, signal?: AbortSignal): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${server.url}${path}`, {
     method: "POST",
+    signal,
     headers: { authorization: `Bearer ${clientKey}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
