@@ -30,17 +30,19 @@ export class EmbeddingContext {
     checkDimensions(modelId, this.model.embeddingVectorSize, request.dimensions);
     // Token ids are checked before any text is tokenized: a bad one is refused without that work.
     request.inputs.forEach((input, i) => typeof input !== "string" && checkTokenIds(this.target, input, `input.${i}`));
+    const context = await this.open();
     const inputs: number[][] = [];
+    const lengths: number[] = [];
     for (const input of request.inputs) {
-      inputs.push(typeof input === "string" ? await this.target.vocabulary.tokenizePrompt([input]) : input);
+      const tokens = typeof input === "string" ? await this.target.vocabulary.tokenizePrompt([input]) : input;
+      inputs.push(tokens);
+      // The context adds the markers the model expects around an input (BOS, and EOS or SEP for encoders).
+      lengths.push(context.calculateInputLength([...tokens] as Token[]));
       // Each text up to 16K characters is tokenized in place: a turn of the event loop between them keeps 2,000 of
       // them (the 32 MB body limit) from holding the server for 21 s (measured on 2 busy cores).
       await nextTurn();
       stopIfAborted(signal);
     }
-    const context = await this.open();
-    // The context adds the markers the model expects around an input (BOS, and EOS or SEP for encoders).
-    const lengths = inputs.map((tokens) => context.calculateInputLength([...tokens] as Token[]));
     const limit = this.contextSize();
     const longest = Math.max(...lengths);
     if (longest >= limit) {
