@@ -3,8 +3,7 @@
  * phase, kiln against llama-server when it is already built (this entry never builds it). Writes
  * bench/results/<date>-<host>-restart.{json,md} (bench/.work/ with BENCH_QUICK=1).
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSettings } from "./lib/config.js";
@@ -16,6 +15,7 @@ import { runRestartPhases } from "./lib/restart-phase.js";
 import { renderRestartReport } from "./lib/report.js";
 import { readLoadedCpuVariant } from "./lib/processes.js";
 import { startKiln, startLlamaServer } from "./lib/servers.js";
+import { writeResults } from "./lib/write-results.js";
 
 const log = (line) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 const dir = fileURLToPath(new URL(process.env.BENCH_QUICK === "1" ? "./.work/" : "./results/", import.meta.url));
@@ -44,13 +44,7 @@ async function main() {
       await Promise.all(servers.map((s) => s.stop()));
     }
   }
-  result.loadAverageAtEnd = loadavg().map((v) => Math.round(v * 100) / 100);
-  mkdirSync(dir, { recursive: true });
-  const tag = process.env.BENCH_TAG ? `-${process.env.BENCH_TAG.replace(/[^\w.-]/g, "")}` : "";
-  const base = join(dir, `${result.date.slice(0, 10)}-${result.machine.host}-restart${tag}`);
-  writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(`${base}.md`, renderRestartReport(result));
-  log(`wrote ${base}.json and .md`);
+  writeResults(dir, "restart", result, renderRestartReport, log);
 }
 
 main().catch((error) => {

@@ -5,8 +5,9 @@
 // - inside the engine only backend-registry.ts imports a backend, and only its entry `<name>/<name>-backend.ts`;
 //   every backend folder is registered there; backends never import each other;
 // - only engine/backends/<x>/ (and engine/text/) import node-llama-cpp; only routes.ts and app.ts import h3;
-// - the two protocol folders never import each other, nor do the OpenAI APIs (chat/, completions/, responses/: what
-//   they share lives in openai/wire/, which imports none of them); chat/ reaches servers through the engine;
+// - the two protocol folders never import each other, nor do the OpenAI APIs (chat/, completions/, embeddings/,
+//   responses/: what they share lives in openai/wire/, which imports none of them); chat/ reaches servers through the
+//   engine;
 // - lib/, errors/ and gguf/ know no domain: they import nothing else of kiln;
 // - the top-level folders of src/ import each other without a cycle (engine ↔ models, server ↔ team, …).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -20,9 +21,9 @@ const rules = [
   { from: "engine/", banned: /^(server|chat|cli)\//, why: "engine must not import server/, chat/ or cli/" },
   { from: "server/anthropic/", banned: /^server\/openai\//, why: "protocol folders must not import each other" },
   { from: "server/openai/", banned: /^server\/anthropic\//, why: "protocol folders must not import each other" },
-  ...["chat", "completions", "responses", "wire"].map((api) => ({
+  ...["chat", "completions", "embeddings", "responses", "wire"].map((api) => ({
     from: `server/openai/${api}/`,
-    banned: new RegExp(`^server/openai/(${["chat", "completions", "responses"].filter((other) => other !== api).join("|")})/`),
+    banned: new RegExp(`^server/openai/(${["chat", "completions", "embeddings", "responses"].filter((other) => other !== api).join("|")})/`),
     why: "the OpenAI API folders must not import each other (shared pieces belong in openai/wire/)",
   })),
   { from: "chat/", banned: /^server\//, why: "chat/ must not import server/ (talk to servers through the engine)" },

@@ -5,6 +5,7 @@
  */
 import type { BackendSettings } from "./engine-options.js";
 import type { ChatRequest, CompletionRequest } from "./messages.js";
+import type { EmbeddingRequest, EmbeddingResult } from "./embeddings.js";
 import type { GenerationEvent } from "./events.js";
 
 /** What is known about a loaded model; served by /v1/models and `kiln models show`. */
@@ -47,6 +48,12 @@ export interface LoadedModel {
   complete(request: CompletionRequest, options?: GenerateOptions): AsyncIterable<GenerationEvent>;
   /** Tokens of the rendered prompt: equals `start.inputTokens` for the same request. */
   countTokens(request: ChatRequest): Promise<number>;
+  /**
+   * One unit-length vector per input, for backends that can embed; the engine refuses embedding requests for a
+   * model without it. Bad input (empty, unknown token ids, too long, a `dimensions` it cannot give) is refused
+   * before any input is evaluated.
+   */
+  embed?(request: EmbeddingRequest, options?: GenerateOptions): Promise<EmbeddingResult>;
   /** Number of requests this model can decode at once (its slots). */
   readonly parallel: number;
   /** The disk tier's figures, for backends that have one. */

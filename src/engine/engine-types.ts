@@ -1,6 +1,7 @@
 /** The engine's public surface: what server/, chat/ and cli/ call. */
 import type { ChatRequest, CompletionRequest } from "./messages.js";
 import type { GenerationEvent } from "./events.js";
+import type { EmbeddingRequest, EmbeddingResult } from "./embeddings.js";
 import type { GenerateOptions, ModelInfo, StepStats } from "./backend.js";
 
 /** Live figures for /metrics, /health and start-up lines. */
@@ -24,6 +25,8 @@ export interface Engine {
   complete(request: CompletionRequest, options?: GenerateOptions): AsyncIterable<GenerationEvent>;
   /** Tokens of the rendered prompt, equal to `start.inputTokens` of the same request. */
   countTokens(request: ChatRequest): Promise<number>;
+  /** Vectors for the inputs; a model whose backend cannot embed is refused (invalid_request naming `model`). */
+  embed(request: EmbeddingRequest, options?: GenerateOptions): Promise<EmbeddingResult>;
   /** Every servable model (loaded or declared). */
   listModels(): ModelInfo[];
   /** Resolves an id or alias; undefined when unknown. */

@@ -9,6 +9,7 @@ import type { Engine, EngineStats } from "./engine-types.js";
 import { DEFAULT_QUEUE, toBackendSettings, type BackendSettings, type EngineOptions } from "./engine-options.js";
 import { EngineError, toEngineError } from "../errors/engine-error.js";
 import type { GenerationEvent } from "./events.js";
+import { checkInputsNotEmpty, type EmbeddingRequest, type EmbeddingResult } from "./embeddings.js";
 import { Scheduler } from "./scheduler.js";
 
 interface Served { model: LoadedModel; scheduler: Scheduler }
@@ -64,6 +65,7 @@ function assembleEngine(backends: Backend[], served: Served[]): Engine {
     generate: (request, options) => admitAndRun(() => resolve(request.model), (m) => m.generate(request, options), options, totals),
     complete: (request, options) => admitAndRun(() => resolve(request.model), (m) => m.complete(request, options), options, totals),
     countTokens: async (request) => resolve(request.model).model.countTokens(request),
+    embed: async (request, options) => admitAndEmbed(resolve(request.model), request, options),
     listModels: () => served.map(({ model }) => model.info),
     findModel: (name): ModelInfo | undefined => find(name)?.model.info,
     stats: (): EngineStats => ({
@@ -90,6 +92,23 @@ function sumCacheStats(served: Served[]): Pick<EngineStats, "prefixCacheDiskByte
     prefixCacheDiskBytes: stats.reduce((sum, s) => sum + (s?.diskBytes ?? 0), 0),
     prefixCacheDiskFiles: stats.reduce((sum, s) => sum + (s?.diskFiles ?? 0), 0),
   };
+}
+
+/** An embedding request waits for a slot like a generation (it takes the same cores), then runs on the model. */
+async function admitAndEmbed(served: Served, request: EmbeddingRequest, options: GenerateOptions = {}): Promise<EmbeddingResult> {
+  const { model, scheduler } = served;
+  if (!model.embed) {
+    throw new EngineError("invalid_request", `model: ${model.info.id} cannot compute embeddings (its ${model.info.backend} backend does not embed)`, { param: "model" });
+  }
+  checkInputsNotEmpty(request.inputs);
+  const permit = await scheduler.admit(options.signal);
+  try {
+    return await model.embed(request, options);
+  } catch (error) {
+    throw toEngineError(error);
+  } finally {
+    permit.release();
+  }
 }
 
 /** Admission, usage totals and the before/after-start error contract around one backend stream. */

@@ -12,6 +12,7 @@ export { describeBackend, listBackendNames, registerBackend } from "./backend-re
 export { EngineError, toEngineError, contextOverflow, type EngineErrorCode, type EngineErrorDetails } from "../errors/engine-error.js";
 export type * from "./events.js";
 export type * from "./messages.js";
+export type { EmbeddingRequest, EmbeddingResult } from "./embeddings.js";
 export { collectResult, type ChatResult, type ResultBlock } from "./collect.js";
 export { checkEventSequence } from "./event-invariants.js";
 export { parseToolArguments, readToolArguments } from "./tool-arguments.js";

@@ -26,10 +26,14 @@ export function createRequestEngine(engine: Engine, options: RequestEngineOption
     const admission = await options.admit?.(principal, request);
     if (admission) observer.whenComplete((record) => admission.settle(record));
   };
+  /** The scope check and the request's one admission, before its first generation or embedding. */
+  const enter = async (model: string, estimateTokens: () => Promise<number>) => {
+    checkModelScope(engine, scope, model);
+    await (admitted ??= admit({ model, estimateTokens }));
+  };
   async function* run(request: { model: string }, events: (options: GenerateOptions) => AsyncIterable<GenerationEvent>,
     estimateTokens: () => Promise<number>, options: GenerateOptions = {}) {
-    checkModelScope(engine, scope, request.model);
-    await (admitted ??= admit({ model: request.model, estimateTokens }));
+    await enter(request.model, estimateTokens);
     // The observer stops the generation when the client leaves, so it can read the usage of what was generated.
     const stop = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
@@ -39,8 +43,11 @@ export function createRequestEngine(engine: Engine, options: RequestEngineOption
     generate: (request, generateOptions?: GenerateOptions) =>
       run(request, (options) => engine.generate(request, options), () => engine.countTokens(request), generateOptions),
     complete: (request, generateOptions?: GenerateOptions) =>
-      // No tokenizer call for raw prompts at admission: about four characters a token, settled to the real count.
-      run(request, (options) => engine.complete(request, options), async () => Math.ceil(request.prompt.length / 4), generateOptions),
+      run(request, (options) => engine.complete(request, options), async () => estimatePromptTokens(request.prompt), generateOptions),
+    embed: async (request, embedOptions?: GenerateOptions) => {
+      await enter(request.model, async () => request.inputs.reduce((sum, input) => sum + estimatePromptTokens(input), 0));
+      return observer.observeEmbedding(request, engine.embed(request, embedOptions));
+    },
     countTokens: async (request) => {
       checkModelScope(engine, scope, request.model);
       return engine.countTokens(request);
@@ -50,4 +57,9 @@ export function createRequestEngine(engine: Engine, options: RequestEngineOption
     stats: () => engine.stats(),
     close: () => engine.close(),
   };
+}
+
+/** No tokenizer call for raw prompts at admission: about four characters a token (settled to the real count later). */
+function estimatePromptTokens(prompt: string | number[]): number {
+  return typeof prompt === "string" ? Math.ceil(prompt.length / 4) : prompt.length;
 }

@@ -106,4 +106,16 @@ describe("createResponseObserver", () => {
     await events.return(undefined);
     expect(observer.clientLeft()).toMatchObject({ status: 499, error: expect.stringMatching(/^aborted: /), inputTokens: 17_443, outputTokens: 0 });
   });
+
+  it("records an embedding call's resolved model and input tokens, or its failure", async () => {
+    const observer = createResponseObserver({ requestId: "req_e", method: "POST", route: "/v1/embeddings" }, { recordBodies: true });
+    const request = { model: "asked", inputs: ["a", "b"] };
+    await observer.observeEmbedding(request, Promise.resolve({ model: "resolved-id", vectors: [[1], [1]], inputTokens: 6 }));
+    expect(observer.complete(200)).toMatchObject({ model: "resolved-id", inputTokens: 6, cachedInputTokens: 0, outputTokens: 0, prompt: request });
+
+    const failing = createResponseObserver({ requestId: "req_f", method: "POST", route: "/v1/embeddings" });
+    const refusal = new EngineError("invalid_request", "input.0: must not be empty");
+    await expect(failing.observeEmbedding({}, Promise.reject(refusal))).rejects.toBe(refusal);
+    expect(failing.complete(400)).toMatchObject({ error: "invalid_request: input.0: must not be empty" });
+  });
 });

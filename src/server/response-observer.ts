@@ -4,7 +4,7 @@
  * tier, failures) and the HTTP outcome (status, duration). The request log, the metrics and the team usage all read
  * the finished record; nothing else measures a request.
  */
-import { EngineError, toEngineError, type GenerationEvent, type Usage } from "../engine/index.js";
+import { EngineError, toEngineError, type EmbeddingResult, type GenerationEvent, type Usage } from "../engine/index.js";
 import type { ResponseRecord } from "./context.js";
 
 /** Options of {@link createResponseObserver}. */
@@ -26,6 +26,8 @@ export interface ResponseObserver {
    * generated counts, whether or not the client stayed to read it.
    */
   observe(prompt: unknown, events: AsyncIterable<GenerationEvent>, abort?: () => void): AsyncGenerator<GenerationEvent>;
+  /** Awaits one embedding call, recording its resolved model and input tokens (or its failure, then rethrown). */
+  observeEmbedding(prompt: unknown, result: Promise<EmbeddingResult>): Promise<EmbeddingResult>;
   /** Records why the request failed. */
   fail(error: EngineError): void;
   /** Registers what must see the complete record first (the policy settling the request's usage). */
@@ -57,6 +59,10 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
     Object.assign(record, { inputTokens: total.inputTokens, cachedInputTokens: total.cachedInputTokens, outputTokens: total.outputTokens });
     record.cacheTier ??= total.cacheTier;
   };
+  const addFinished = (usage: Usage) => {
+    Object.assign(finished, addUsage(finished, usage));
+    reportUsage();
+  };
 
   /** Records what an event says about usage and failure. */
   const account = (event: GenerationEvent) => {
@@ -64,8 +70,7 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
       record.model = event.model;
       reportUsage({ inputTokens: event.inputTokens, cachedInputTokens: event.cachedInputTokens, outputTokens: 0, cacheTier: event.cacheTier });
     } else if (event.type === "finish") {
-      Object.assign(finished, addUsage(finished, event.usage));
-      reportUsage();
+      addFinished(event.usage);
     } else if (event.type === "error") {
       fail(event.error);
     }
@@ -108,6 +113,19 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
     }
   }
 
+  async function observeEmbedding(prompt: unknown, result: Promise<EmbeddingResult>): Promise<EmbeddingResult> {
+    if (options.recordBodies) record.prompt = prompt;
+    try {
+      const embedded = await result;
+      record.model = embedded.model;
+      addFinished({ inputTokens: embedded.inputTokens, cachedInputTokens: 0, outputTokens: 0 });
+      return embedded;
+    } catch (error) {
+      fail(toEngineError(error));
+      throw error;
+    }
+  }
+
   /** The reader left early: stop the generation and account for the rest of its events (without a stop, close it). */
   async function readToFinish(iterator: AsyncIterator<GenerationEvent>, abort: (() => void) | undefined): Promise<void> {
     if (!abort) {
@@ -131,6 +149,7 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
   return {
     record,
     observe,
+    observeEmbedding,
     fail,
     whenComplete: (settle) => void settlers.push(settle),
     complete,

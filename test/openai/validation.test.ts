@@ -111,7 +111,7 @@ describeMatrix("OpenAI validation", setup, (server) => {
       const malformed = await server.fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers, body: "{" });
       expect(malformed.status).toBe(400);
       expect((await malformed.json()).error).toMatchObject({ type: "invalid_request_error", message: expect.any(String) });
-      const unknown = await server.fetch(`${server.url}/v1/embeddings`, { method: "POST", headers, body: "{}" });
+      const unknown = await server.fetch(`${server.url}/v1/audio/speech`, { method: "POST", headers, body: "{}" });
       expect(unknown.status).toBe(404);
       expect((await unknown.json()).error).toHaveProperty("message");
     });

@@ -4,7 +4,8 @@
  * affinity over those sequences, and the request → token plan translation.
  */
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
-import type { ModelInfo, PrefixCacheStats, StepStats } from "../../backend.js";
+import type { GenerateOptions, ModelInfo, PrefixCacheStats, StepStats } from "../../backend.js";
+import type { EmbeddingRequest, EmbeddingResult } from "../../embeddings.js";
 import type { GenerationEvent } from "../../events.js";
 import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { LocalModel } from "../../local-model.js";
@@ -16,6 +17,7 @@ import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
 import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
+import { EmbeddingContext } from "./embedding-context.js";
 import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost } from "./calibrate-steps.js";
@@ -149,6 +151,7 @@ export class LlamaCppModel extends LocalModel {
   private readonly pool: SlotPool;
   readonly planner: StepPlanner;
   private readonly clock: StepClock | undefined;
+  private readonly embeddings: EmbeddingContext;
   /** Measures the step cost on an empty sequence before the model serves (servers: see calibrate-steps.ts). */
   readonly calibrate: () => Promise<void>;
 
@@ -185,6 +188,11 @@ export class LlamaCppModel extends LocalModel {
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane };
     this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
     info.details = { ...info.details, reasoning: targetReasons(this.target) };
+    this.embeddings = new EmbeddingContext(model, this.target, options.threads);
+  }
+
+  embed(request: EmbeddingRequest, options: GenerateOptions = {}): Promise<EmbeddingResult> {
+    return this.embeddings.embed(request, options.signal);
   }
 
   protected run(plan: GenerationPlan, signal?: AbortSignal): AsyncIterable<GenerationEvent> {
@@ -204,6 +212,7 @@ export class LlamaCppModel extends LocalModel {
   async dispose(): Promise<void> {
     await this.pool.flush();
     await this.context.dispose();
+    await this.embeddings.dispose();
     await this.parts.lane?.dispose();
     await this.target.vocabulary.close();
     this.parts.pool?.release();

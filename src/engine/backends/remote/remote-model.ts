@@ -5,6 +5,7 @@
 import type { GenerateOptions, LoadedModel, ModelInfo } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
 import type { ChatRequest, CompletionRequest } from "../../messages.js";
+import { toUnitLength, type EmbeddingRequest, type EmbeddingResult } from "../../embeddings.js";
 import { EngineError } from "../../../errors/engine-error.js";
 import type { RemoteModelSpec, ReplicaSpec } from "../../model-specs.js";
 import { ReplicaPool, type Replica } from "./replica-pool.js";
@@ -66,6 +67,25 @@ class RemoteModel implements LoadedModel {
     const json = (await response.json()) as { usage?: { prompt_tokens?: number } };
     if (typeof json.usage?.prompt_tokens !== "number") throw new EngineError("backend_failure", "the upstream did not report prompt tokens");
     return json.usage.prompt_tokens;
+  }
+
+  /**
+   * The upstream's own /embeddings, as float vectors in the inputs' order; `dimensions` is the upstream's to grant or
+   * refuse (its 400 stays a 400). The vectors are scaled to length 1 like every kiln vector.
+   */
+  async embed(request: EmbeddingRequest, options: GenerateOptions = {}): Promise<EmbeddingResult> {
+    const body = { model: this.upstreamModel, input: request.inputs, encoding_format: "float", ...(request.dimensions ? { dimensions: request.dimensions } : {}) };
+    const { response, release } = await this.send("/embeddings", body, options.signal);
+    try {
+      const json = (await response.json()) as { data?: Array<{ index?: number; embedding?: unknown }>; usage?: { prompt_tokens?: number } };
+      const data = [...(json.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+      if (data.length !== request.inputs.length || !data.every((item) => Array.isArray(item.embedding))) {
+        throw new EngineError("backend_failure", `the upstream answered ${data.length} embeddings for ${request.inputs.length} inputs`);
+      }
+      return { model: this.info.id, vectors: data.map((item) => toUnitLength(item.embedding as number[])), inputTokens: json.usage?.prompt_tokens ?? 0 };
+    } finally {
+      release();
+    }
   }
 
   async dispose(): Promise<void> {

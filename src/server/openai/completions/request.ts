@@ -4,6 +4,7 @@
  */
 import * as v from "valibot";
 import { EngineError, type CompletionRequest } from "../../../engine/index.js";
+import { promptInputSchema, toPromptItems } from "../wire/prompt-input.js";
 import { optional, toIncludeUsage, toSampling, toStop } from "../wire/request-fields.js";
 import { parseBody, positiveIntSchema, rangeSchema, samplingFields } from "../wire/schema.js";
 
@@ -13,18 +14,9 @@ import { parseBody, positiveIntSchema, rangeSchema, samplingFields } from "../wi
  */
 export const DEFAULT_COMPLETION_MAX_TOKENS = 16;
 
-const tokenIdsSchema = v.pipe(v.array(v.pipe(v.number(), v.integer())), v.minLength(1, "Expected at least one token id"));
-/** A string, strings, token ids, or lists of token ids; several prompts get their choices in order. */
-const promptSchema = v.union([
-  v.string(),
-  v.pipe(v.array(v.string()), v.minLength(1, "Expected at least one prompt")),
-  tokenIdsSchema,
-  v.pipe(v.array(tokenIdsSchema), v.minLength(1, "Expected at least one prompt")),
-], "Expected a string, an array of strings, an array of token ids or an array of such arrays");
-
 const completionRequestSchema = v.object({
   model: v.pipe(v.string(), v.minLength(1, "Expected a model id")),
-  prompt: promptSchema,
+  prompt: promptInputSchema,
   suffix: v.nullish(v.string()),
   max_tokens: v.nullish(positiveIntSchema),
   echo: v.nullish(v.boolean()),
@@ -45,7 +37,7 @@ export interface CompletionCall {
 /** Validates and translates a completions body. Throws EngineError invalid_request naming the field. */
 export function fromCompletionRequest(body: unknown): CompletionCall {
   const wire = parseBody(completionRequestSchema, body);
-  const prompts = toPrompts(wire.prompt);
+  const prompts = toPromptItems(wire.prompt);
   if (!wire.suffix) rejectEmptyPrompt(prompts);
   const requests = prompts.map((prompt): CompletionRequest => ({
     model: wire.model,
@@ -70,11 +62,4 @@ function rejectEmptyPrompt(prompts: Array<string | number[]>): void {
   if (empty === -1) return;
   const param = prompts.length > 1 ? `prompt.${empty}` : "prompt";
   throw new EngineError("invalid_request", `Invalid '${param}': must not be empty`, { param });
-}
-
-/** The prompts of a request: one string or token-id list, or a list of them. */
-function toPrompts(prompt: v.InferOutput<typeof promptSchema>): Array<string | number[]> {
-  if (typeof prompt === "string") return [prompt];
-  if (prompt.every((item) => typeof item === "number")) return [prompt as number[]];
-  return prompt as Array<string | number[]>;
 }
