@@ -178,7 +178,7 @@ describe("a client that leaves during a batch", { timeout: 300_000 }, () => {
     expect(await sent).toMatchObject({ name: "AbortError" });
     await waitFor(() => logLines.some((line) => line.includes('"status":499') && line.includes("/v1/embeddings")), "the aborted request's log line");
     const entry = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((e) => e.status === 499 && e.route === "/v1/embeddings");
-    expect(entry).toMatchObject({ error: "aborted: The request was aborted" });
+    expect(entry).toMatchObject({ error: expect.stringMatching(/^aborted: /) });
     expect(server.engine.stats().activeSequences).toBe(0);
     expect((await embed("still serving"))[0]).toHaveLength(modelDimensions());
   });
