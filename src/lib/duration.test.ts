@@ -29,6 +29,8 @@ describe("formatDuration", () => {
     expect(formatDuration(5_400_000)).toBe("1h30m");
     expect(formatDuration(45_000)).toBe("45s");
     expect(formatDuration(0)).toBe("0s");
+    expect(formatDuration(119_600)).toBe("2m");
+    expect(formatDuration(250)).toBe("250ms");
     expect(formatDuration(-1)).toBe("forever");
   });
 });

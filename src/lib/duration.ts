@@ -24,9 +24,10 @@ function toMs(ms: number): number {
 /** "5m", "90s", "1h30m", "forever": how a duration in ms reads back. */
 export function formatDuration(ms: number): string {
   if (ms < 0) return "forever";
-  if (ms === 0) return "0s";
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = Math.round((ms % 60_000) / 1000);
+  if (ms > 0 && ms < 1000) return `${ms}ms`;
+  const seconds = Math.round(ms / 1000);
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
   return [h ? `${h}h` : "", m ? `${m}m` : "", s || (!h && !m) ? `${s}s` : ""].join("");
 }

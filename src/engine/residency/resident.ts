@@ -109,7 +109,9 @@ export class Resident {
     const stays = this.source.pinned || this.keepAliveMs < 0;
     const residency = {
       loaded: loaded !== undefined,
-      ...(loaded ? { memory: loaded.bytes, requests: this.users } : {}),
+      ...(loaded ? { requests: this.users } : {}),
+      // Models served elsewhere (remote) hold no memory here.
+      ...(loaded && loaded.bytes > 0 ? { memory: loaded.bytes } : {}),
       ...(idle ? { idleSince: new Date(this.lastUsed).toISOString() } : {}),
       ...(idle ? { unloadsAt: stays ? "never" : this.unloadAt !== undefined ? new Date(this.unloadAt).toISOString() : "now" } : {}),
       ...(this.failure ? { loadError: this.failure.error.message } : {}),
