@@ -76,7 +76,7 @@ export function formatModels(models: ServedModel[], now: number): string {
     describeIdle(m.details ?? {}, now), describeUnload(m.details ?? {}, now), ...(placed ? [m.details?.placement ?? "-"] : []),
   ]);
   const lines = [formatTable(header, rows)];
-  const onDemand = models.filter((m) => m.details?.loaded === false).map((m) => m.id);
+  const onDemand = models.filter((m) => m.details?.loaded === false).map((m) => m.id).sort();
   if (onDemand.length) lines.push("", `loaded on demand: ${onDemand.join(", ")}`);
   for (const model of models) {
     const replicas = model.details?.replicas;
