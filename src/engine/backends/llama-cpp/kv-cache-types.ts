@@ -23,16 +23,27 @@ export function describeKvCacheTypes(types: KvCacheTypes | undefined): string {
   return `${types?.k ?? "f16"}/${types?.v ?? "f16"}`;
 }
 
+/** Bytes per element of each type: f16 is 2; q8_0 and q4_0 store blocks of 32 values in 34 and 18 bytes. */
+const BYTES_PER_ELEMENT: Record<KvCacheType, number> = { f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 };
+
 /**
- * Bytes the types save against an f16 cache of the same context, by node-llama-cpp's estimate for both (the same
- * estimate the context's own memory figure is); 0 for f16/f16.
+ * Bytes of the KV cache for `cells` tokens with these types, from the GGUF's attention shape: every layer keeps a K
+ * and a V vector of head_count_kv heads per token. Undefined when the metadata lacks the shape.
  */
-export async function kvCacheSaving(model: LlamaModel, context: LlamaContext, types: KvCacheTypes | undefined): Promise<number> {
-  if (describeKvCacheTypes(types) === "f16/f16") return 0;
-  const estimate = (k: GgmlType, v: GgmlType) => model.fileInsights.estimateContextResourceRequirementsV2({
-    contextSize: context.contextSize, sequences: context.totalSequences, modelGpuLayers: model.gpuLayers, batchSize: context.batchSize,
-    flashAttention: context.flashAttention, kvCacheKeyType: k, kvCacheValueType: v,
-  });
-  const [f16, chosen] = await Promise.all([estimate(GgmlType.F16, GgmlType.F16), estimate(GGML_TYPES[types!.k], GGML_TYPES[types!.v])]);
-  return Math.max(0, f16.cpuRam + f16.gpuVram - (chosen.cpuRam + chosen.gpuVram));
+export function kvCacheBytes(model: LlamaModel, cells: number, types: KvCacheTypes | undefined): number | undefined {
+  const metadata = model.fileInfo.metadata as unknown as Record<string, { block_count?: number; embedding_length?: number; attention?: Record<string, number | undefined> }>;
+  const shape = metadata[String(model.fileInfo.metadata.general.architecture)];
+  const heads = shape?.attention?.head_count;
+  const kvHeads = shape?.attention?.head_count_kv ?? heads;
+  if (!shape?.block_count || !shape.embedding_length || !heads || !kvHeads) return undefined;
+  const keyLength = shape.attention?.key_length ?? shape.embedding_length / heads;
+  const valueLength = shape.attention?.value_length ?? shape.embedding_length / heads;
+  const perToken = kvHeads * (keyLength * BYTES_PER_ELEMENT[types?.k ?? "f16"] + valueLength * BYTES_PER_ELEMENT[types?.v ?? "f16"]);
+  return Math.round(shape.block_count * cells * perToken);
+}
+
+/** The KV cache facts a model's details carry: its types, its bytes, and what f16 would take. */
+export function describeKvCache(model: LlamaModel, context: LlamaContext, types: KvCacheTypes | undefined): Record<string, unknown> {
+  const cells = context.contextSize * context.totalSequences;
+  return { kvCacheTypes: describeKvCacheTypes(types), kvCacheBytes: kvCacheBytes(model, cells, types), kvCacheF16Bytes: kvCacheBytes(model, cells, undefined) };
 }

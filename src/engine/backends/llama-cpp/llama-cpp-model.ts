@@ -17,7 +17,7 @@ import { DecodeBarrier } from "./decode-barrier.js";
 import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
-import { describeKvCacheTypes, kvCacheContextOptions, kvCacheSaving } from "./kv-cache-types.js";
+import { describeKvCache, kvCacheContextOptions } from "./kv-cache-types.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
@@ -121,7 +121,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   if (cores && lane) cores.laneActive = () => lane.active;
   if (lane && options.warmUp) lane.warmUp(() => laneFitsAtLoad(model, ctxSize));
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
-  info.details = { ...info.details, kvCacheTypes: describeKvCacheTypes(options.kvCacheTypes), kvCacheSaved: await kvCacheSaving(model, context, options.kvCacheTypes) };
+  info.details = { ...info.details, ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores });
   // A server measures its step cost before its first request, which the planner then sizes right from the start.
