@@ -142,7 +142,9 @@ async function* admitAndRun(
   options: GenerateOptions | undefined,
   totals: { promptTokens: number; cachedPromptTokens: number },
 ): AsyncGenerator<GenerationEvent> {
-  const lease: Lease = await residency.acquire(name, options?.signal);
+  // Awaited only while the model loads: a loaded model's request must join its queue within this first step.
+  const held = residency.acquire(name, options?.signal);
+  const lease: Lease = held instanceof Promise ? await held : held;
   let started = false;
   try {
     const permit = await lease.scheduler.admit(options?.signal);

@@ -82,8 +82,11 @@ export class ModelResidency {
     return resident;
   }
 
-  /** Holds the named model loaded for one request, loading it (and making room for it) first when needed. */
-  async acquire(name: string, signal?: AbortSignal): Promise<Lease> {
+  /**
+   * Holds the named model loaded for one request, loading it (and making room for it) first when needed. A loaded
+   * model is held at once, not a promise later, so a request joins its model's queue in the tick it arrives.
+   */
+  acquire(name: string, signal?: AbortSignal): Lease | Promise<Lease> {
     const resident = this.find(name);
     if (!resident) throw new EngineError("not_found", `model: ${name}`, { param: "model" });
     this.throwRememberedFailure(resident);
@@ -92,14 +95,17 @@ export class ModelResidency {
     }
     resident.users += 1;
     resident.stopTimer();
-    try {
-      const loaded = resident.loaded ?? (await this.waitForLoad(resident, signal));
-      let released = false;
-      return { ...loaded, release: (keepAliveMs) => { if (!released) { released = true; this.release(resident, keepAliveMs); } } };
-    } catch (error) {
+    const loaded = resident.loaded;
+    if (loaded) return this.lease(resident, loaded);
+    return this.waitForLoad(resident, signal).then((ready) => this.lease(resident, ready), (error: unknown) => {
       this.release(resident);
       throw error;
-    }
+    });
+  }
+
+  private lease(resident: Resident, loaded: Loaded): Lease {
+    let released = false;
+    return { ...loaded, release: (keepAliveMs) => { if (!released) { released = true; this.release(resident, keepAliveMs); } } };
   }
 
   /** Unloads every model and refuses what still waits. */
