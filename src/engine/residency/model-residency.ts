@@ -50,7 +50,8 @@ export class ModelResidency {
     const resident = this.register(source);
     this.startLoad(resident);
     if (resident.state.kind === "loading") await resident.state.done;
-    if (resident.failure) throw resident.failure.error;
+    // At start the load's own error is the answer, as it was before models loaded on demand.
+    if (resident.failure) throw resident.failure.cause;
     this.scheduleUnload(resident);
   }
 
@@ -162,7 +163,7 @@ export class ModelResidency {
         resident.state = { kind: "unloaded" };
         const cause = toEngineError(error, "backend_failure");
         const message = `model ${resident.id} failed to load: ${cause.message}`;
-        resident.failure = { error: new EngineError(cause.code, message, { ...cause.details }, { cause }), until: Date.now() + this.options.failureMemoryMs };
+        resident.failure = { error: new EngineError(cause.code, message, { ...cause.details }, { cause }), cause, until: Date.now() + this.options.failureMemoryMs };
         this.options.warn?.(message);
       },
     ).finally(() => this.changed.wake());

@@ -44,7 +44,7 @@ export class Resident {
   unloadAt?: number;
   timer?: NodeJS.Timeout;
   /** A failed load, remembered so that requests until `until` fail at once instead of retrying it. */
-  failure?: { error: EngineError; until: number };
+  failure?: { error: EngineError; cause: EngineError; until: number };
   /** What the last load measured, kept for listing and the budget once unloaded. */
   private measured?: { info: ModelInfo; bytes: number };
 
