@@ -47,6 +47,9 @@ describe.skipIf(!coder)("kiln serve with models on demand and one model loaded a
     expect(models["smollm2-135m"]).toMatchObject({ loaded: true, memory: expect.any(Number) });
     expect(models[CODER]).toMatchObject({ loaded: false });
     expect(serve.stderr()).toContain("models on demand: every model in the store, unloaded after 5m idle, at most 1 loaded");
+    // A catalog model this store lacks is not pulled without --pull-on-demand.
+    const missing = await openai.chat.completions.create({ model: "qwen2.5-coder-1.5b", max_tokens: 4, messages: [{ role: "user", content: "Hi" }] }).catch((error: unknown) => error);
+    expect(missing).toMatchObject({ status: 404, code: "model_not_found" });
   });
 
   it("answers 200 for a stored, unloaded model, unloading the idle default model to make room", async () => {
