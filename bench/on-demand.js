@@ -1,7 +1,7 @@
 /**
  * `node bench/on-demand.js`: models on demand in one `kiln serve` (the default model declared, the coder model in the
  * store). Measures the coder model's first request (its load plus the usual time to first token) against a
- * second one, the server's resident memory before the load, with both models loaded and after the coder model's
+ * second one, the largest gap in a stream of the default model alone and while the coder model loads, the server's resident memory before the load, with both models loaded and after the coder model's
  * keep-alive (2 s) has unloaded it, and the KV cache the start-up line reports with f16 and with q8_0 K and V.
  * Prints one JSON object; build first (npm run build).
  */
@@ -45,6 +45,24 @@ async function timeRequest(url, model) {
   return { ttftMs: Math.round(first), totalMs: Math.round(performance.now() - started) };
 }
 
+/** A long streamed request: its token count and largest gap between two tokens (ms). */
+async function streamGaps(url, model) {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model, stream: true, max_tokens: 400, temperature: 0, messages: [{ role: "user", content: "Tell a long story about a kiln." }] }),
+  });
+  let last;
+  let maxGapMs = 0;
+  let chunks = 0;
+  for await (const _ of response.body) {
+    const now = performance.now();
+    if (last !== undefined) maxGapMs = Math.max(maxGapMs, now - last);
+    last = now;
+    chunks += 1;
+  }
+  return { chunks, maxGapMs: Math.round(maxGapMs) };
+}
+
 async function listed(url) {
   const body = await (await fetch(`${url}/v1/models`)).json();
   return Object.fromEntries(body.data.map((m) => [m.id, m.details]));
@@ -57,7 +75,13 @@ async function main() {
   try {
     const pid = serve.child.pid;
     result.rssAtStartMiB = rssMiB(pid);
+    // A stream of the default model alone, then while the coder model loads: its largest gap between tokens.
+    result.defaultStreamAlone = await streamGaps(serve.url, "smollm2-135m");
+    const beside = streamGaps(serve.url, "smollm2-135m");
     result.coderFirstRequest = await timeRequest(serve.url, CODER);
+    result.defaultStreamDuringLoad = await beside;
+    const metrics = await (await fetch(`${serve.url}/metrics`)).text();
+    result.coderLoadSeconds = Number(new RegExp(`kiln_model_load_seconds\\{model="${CODER}"\\} (\\S+)`).exec(metrics)?.[1]);
     result.coderSecondRequest = await timeRequest(serve.url, CODER);
     result.rssBothLoadedMiB = rssMiB(pid);
     result.coderReportedMemoryMiB = Math.round((await listed(serve.url))[CODER].memory / 1024 ** 2);
