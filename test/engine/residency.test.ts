@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 /** On-demand scripted models; `resolves` counts each model's loads. */
-function offer(ids: string[], options: { gate?: ScriptGate; broken?: string } = {}) {
+function offer(ids: string[], options: { gate?: ScriptGate; broken?: string; loading?: Promise<void> } = {}) {
   const resolves = new Map<string, number>();
   const models: OnDemandModel[] = ids.map((id) => ({
     id,
@@ -25,6 +25,7 @@ function offer(ids: string[], options: { gate?: ScriptGate; broken?: string } = 
     fileSize: 1000,
     resolve: async (): Promise<ScriptedModelSpec> => {
       resolves.set(id, (resolves.get(id) ?? 0) + 1);
+      await options.loading;
       if (id === options.broken) throw new Error(`${id}.gguf is not a model`);
       return { id, events: eventsPath("anthropic", "text"), gate: options.gate };
     },
@@ -32,7 +33,7 @@ function offer(ids: string[], options: { gate?: ScriptGate; broken?: string } = 
   return { resolves, onDemand: { find: (name: string) => models.find((m) => m.id === name), list: () => models } };
 }
 
-async function open(ids: string[], options: Partial<EngineOptions> & { gate?: ScriptGate; broken?: string } = {}) {
+async function open(ids: string[], options: Partial<EngineOptions> & { gate?: ScriptGate; broken?: string; loading?: Promise<void> } = {}) {
   const { resolves, onDemand } = offer(ids, options);
   engine = await createEngine({ models: [], onDemand, ...options });
   return { engine, resolves };
@@ -118,6 +119,25 @@ describe("a budget of one loaded model", () => {
   it("refuses a model larger than the whole budget, saying so", async () => {
     const { engine } = await open(["alpha"], { memoryBudget: 500 });
     await expect(readEvents(engine.generate(userRequest("alpha", "hi")))).rejects.toMatchObject({ message: expect.stringContaining("more than the memory budget") });
+  });
+});
+
+describe("requests that arrive while their model loads", () => {
+  it("wait for the load, as many as the queue holds; more are refused at once, and an aborted one leaves", async () => {
+    let finishLoad = () => {};
+    const loading = new Promise<void>((resolve) => { finishLoad = resolve; });
+    const { engine } = await open(["alpha"], { queue: 2, loading });
+    const first = readEvents(engine.generate(userRequest("alpha", "hi")));
+    const aborter = new AbortController();
+    const aborted = readEvents(engine.generate(userRequest("alpha", "hi"), { signal: aborter.signal }));
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(readEvents(engine.generate(userRequest("alpha", "hi")))).rejects.toMatchObject({ code: "overloaded", details: { retryAfter: expect.any(Number) } });
+    aborter.abort();
+    await expect(aborted).rejects.toMatchObject({ code: "aborted" });
+    expect(engine.findModel("alpha")?.details).toMatchObject({ loaded: false });
+    finishLoad();
+    expect(finishOf(await first).reason).toBe("stop");
+    expect(engine.findModel("alpha")?.details).toMatchObject({ loaded: true, requests: 0 });
   });
 });
 
