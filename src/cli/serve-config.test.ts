@@ -84,3 +84,17 @@ describe("readConfigFile", () => {
     expect(() => readConfigFile(writeConfig({ models: [{ name: "m", backend: "openai", upstreams: ["http://a/v1"], apiKeyEnv: "NOPE" }] }), {})).toThrow(/NOPE is not set/);
   });
 });
+
+describe("readConfigFile: models on demand and KV cache types", () => {
+  it("reads the keep-alive as a duration, sizes and types", () => {
+    const config = readConfigFile(writeConfig({ keepAlive: "10m", maxLoadedModels: 3, maxMemory: "8G", pullOnDemand: true, cacheTypeK: "q4_0" }));
+    expect(config).toMatchObject({ keepAlive: 600_000, maxLoadedModels: 3, maxMemory: 8 * 1024 ** 3, pullOnDemand: true, cacheTypeK: "q4_0" });
+    expect(readConfigFile(writeConfig({ keepAlive: -1 })).keepAlive).toBe(-1);
+  });
+
+  it("refuses bad values, naming the key", () => {
+    expect(() => readConfigFile(writeConfig({ keepAlive: "forever" }))).toThrow(/keepAlive: expected seconds or a duration/);
+    expect(() => readConfigFile(writeConfig({ maxLoadedModels: 0 }))).toThrow(/maxLoadedModels/);
+    expect(() => readConfigFile(writeConfig({ cacheTypeV: "q5_1" }))).toThrow(/cacheTypeV/);
+  });
+});

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { GPU_FLAG_VALUES, toBytes } from "./options.js";
+import { RESIDENCY_CONFIG } from "./residency-options.js";
 import { UsageError } from "./report-error.js";
 
 const RemoteModel = v.strictObject({
@@ -60,6 +61,8 @@ const ConfigFile = v.strictObject({
   prefillLane: v.optional(v.boolean()),
   logLevel: v.optional(v.picklist(["debug", "info", "warn", "error"])),
   models: v.optional(v.array(v.union([RemoteModel, LocalModel]))),
+  /** keepAlive, maxLoadedModels, maxMemory, pullOnDemand, cacheTypeK, cacheTypeV. */
+  ...RESIDENCY_CONFIG,
 });
 
 export type ConfigFile = v.InferOutput<typeof ConfigFile>;

@@ -3,7 +3,7 @@
  * ones become replica pools of OpenAI-compatible upstreams.
  */
 import { join } from "node:path";
-import type { RemoteModelSpec, Engine, GpuLayersChoice, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
+import type { RemoteModelSpec, Engine, GpuLayersChoice, KvCacheTypes, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
 import type { ModelDeclaration } from "./serve-config.js";
 import { toGpuChoice, type GpuFlag } from "./options.js";
 
@@ -23,6 +23,14 @@ export interface ServeEngineSettings {
   cacheMinTokens?: number;
   prefillLane: boolean;
   logLevel: string;
+  /** How long an idle model stays loaded: ms, 0 at once, negative never. */
+  keepAliveMs?: number;
+  maxLoadedModels?: number;
+  /** Bytes the loaded models may take together. */
+  maxMemory?: number;
+  /** Serve catalog names the store lacks, pulling each on its first request. */
+  pullOnDemand: boolean;
+  kvCacheTypes?: KvCacheTypes;
 }
 
 /** Hooks of {@link openServeEngine}. */
@@ -31,10 +39,16 @@ export interface ServeEngineHooks {
   onModelLoad?(model: string, milliseconds: number): void;
 }
 
-/** Resolves every declared model (the default model when none is) and loads them. */
+/**
+ * Resolves every declared model and loads them (they stay loaded), and offers every model of the store on demand.
+ * Without declared models the default model is pulled when missing and loaded at start, but unloads when idle like
+ * any model loaded on demand.
+ */
 export async function openServeEngine(settings: ServeEngineSettings, hooks: ServeEngineHooks): Promise<Engine> {
   const { DEFAULT_MODEL } = await import("../models/index.js");
-  const declarations = settings.models.length ? settings.models : [{ kind: "local" as const, source: DEFAULT_MODEL, aliases: [] }];
+  const { storeOnDemand } = await import("./store-on-demand.js");
+  const declarations = settings.models;
+  if (declarations.length === 0) await resolveLocal({ kind: "local", source: DEFAULT_MODEL, aliases: [] });
   const models: EngineModel[] = [];
   const remoteModels: RemoteModelSpec[] = [];
   for (const declaration of declarations) {
@@ -54,6 +68,11 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     warmUp: true,
     prefixCacheDisk: settings.prefixCache && settings.cacheDiskBytes > 0 ? await diskTier(settings, hooks) : undefined,
     onModelLoad: hooks.onModelLoad,
+    onDemand: storeOnDemand({ pull: settings.pullOnDemand, preload: declarations.length === 0 ? [DEFAULT_MODEL] : [], log: hooks.log }),
+    keepAliveMs: settings.keepAliveMs,
+    maxLoadedModels: settings.maxLoadedModels,
+    memoryBudget: settings.maxMemory,
+    kvCacheTypes: settings.kvCacheTypes,
     // debug: show where each prompt stopped matching the cache (why a request re-evaluated its prefix).
     onPrefixDivergence: settings.logLevel === "debug" ? (model, info) => hooks.log(`prefix cache ${model}: ${JSON.stringify(info)}`) : undefined,
   });

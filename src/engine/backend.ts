@@ -32,6 +32,8 @@ export interface ModelInfo {
 export interface GenerateOptions {
   /** Aborting stops generation promptly (within one decode step) and frees the slot. */
   signal?: AbortSignal;
+  /** How long the model stays loaded after this request: ms, 0 unload at once, negative never (default: the engine's). */
+  keepAliveMs?: number;
 }
 
 /** The prefix cache's disk tier as /metrics shows it. */
@@ -56,6 +58,8 @@ export interface LoadedModel {
   embed?(request: EmbeddingRequest, options?: GenerateOptions): Promise<EmbeddingResult>;
   /** Number of requests this model can decode at once (its slots). */
   readonly parallel: number;
+  /** Bytes it holds in RAM and VRAM (weights and context), for the engine's memory budget; absent: its file size. */
+  readonly memory?: number;
   /** The disk tier's figures, for backends that have one. */
   cacheStats?(): PrefixCacheStats;
   /** Its decode steps so far (llama.cpp models). */

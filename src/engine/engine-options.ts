@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from "node:os";
 import { newId, type IdFactory } from "../lib/ids.js";
-import type { ModelDeclaration, RemoteModelSpec, ScriptedModelSpec } from "./model-specs.js";
+import type { ModelDeclaration, OnDemandModels, RemoteModelSpec, ScriptedModelSpec } from "./model-specs.js";
 
 /** A GPU backend of llama.cpp that can be asked for by name. */
 export type GpuBackendName = "cuda" | "vulkan" | "metal";
@@ -45,6 +45,13 @@ export interface PrefixDivergence {
   promptExcerpt: string;
 }
 
+/** An element type of llama.cpp's KV cache: f16 (default), or q8_0 and q4_0 for about half and a third of the memory. */
+export type KvCacheType = "f16" | "q8_0" | "q4_0";
+export const KV_CACHE_TYPES: readonly KvCacheType[] = ["f16", "q8_0", "q4_0"];
+
+/** The types of the K and V halves of the KV cache. */
+export interface KvCacheTypes { k: KvCacheType; v: KvCacheType }
+
 /** The settings every backend is opened with; each backend uses those that apply to it. */
 export interface BackendSettings {
   /** Sequences decoded together per model. */
@@ -80,6 +87,8 @@ export interface BackendSettings {
   gpu?: GpuChoice;
   /** llama.cpp layers offloaded to the GPU (default "auto"). */
   gpuLayers?: GpuLayersChoice;
+  /** llama.cpp's KV cache element types (default f16/f16). */
+  kvCacheTypes?: KvCacheTypes;
   /** Where warnings about a load go (a GPU load retried on the CPU, a partial offload); default: stderr. */
   warn?(message: string): void;
   /** Debug hook: where a prompt diverged from the best cached sequence (for a prefix-cache log). */
@@ -98,7 +107,22 @@ export interface EngineOptions extends Partial<BackendSettings> {
   queue?: number;
   /** Called as each model (local or remote) finishes loading, with how long it took (metrics). */
   onModelLoad?(model: string, milliseconds: number): void;
+  /** Models loaded on the first request that names them; the declared ones above load at start and stay. */
+  onDemand?: OnDemandModels;
+  /** How long an on-demand model stays loaded after its last request: ms, 0 at once, negative never (default 5 min). */
+  keepAliveMs?: number;
+  /** At most this many models loaded at once (default: no limit but the memory budget). */
+  maxLoadedModels?: number;
+  /** Bytes the loaded models may take together (weights and contexts; default: the machine's memory less a margin). */
+  memoryBudget?: number;
+  /** How long a request waits for its model to load, or for room to load it, before it is refused (default 5 min). */
+  loadTimeoutMs?: number;
+  /** How long a model that failed to load is answered with that failure before it is tried again (default 30 s). */
+  loadFailureMemoryMs?: number;
 }
+
+/** Ollama's default keep-alive: five minutes. */
+export const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
 
 export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_QUEUE = 64;

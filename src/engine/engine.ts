@@ -1,92 +1,134 @@
 /**
- * The engine: resolves a model name, admits the request through that model's scheduler, and streams the backend's
+ * The engine: holds the named model loaded through the residency (residency/model-residency.ts, which loads models on
+ * demand and unloads idle ones), admits the request through that model's scheduler, and streams the backend's
  * events. Errors before `start` reject the first `next()` (the server still owes a real HTTP status then); errors
  * after it become an `error` event.
  */
+import { totalmem } from "node:os";
 import type { Backend, GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
 import { openBackend } from "./backend-registry.js";
 import type { Engine, EngineStats } from "./engine-types.js";
-import { DEFAULT_QUEUE, toBackendSettings, type BackendSettings, type EngineOptions } from "./engine-options.js";
+import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_QUEUE, toBackendSettings, type EngineOptions } from "./engine-options.js";
 import { EngineError, toEngineError } from "../errors/engine-error.js";
 import type { GenerationEvent } from "./events.js";
 import { checkInputsNotEmpty, type EmbeddingRequest, type EmbeddingResult } from "./embeddings.js";
-import { Scheduler } from "./scheduler.js";
+import type { OnDemandModel } from "./model-specs.js";
+import { ModelResidency, type Lease } from "./residency/model-residency.js";
+import type { Loaded, ResidentSource } from "./residency/resident.js";
 
-interface Served { model: LoadedModel; scheduler: Scheduler }
+/** One declared model: the backend it names and what that backend loads. */
+interface Load { backend: string; spec: { id: string; aliases?: string[] } }
 
-/** One model to load: the backend it names and what that backend loads. */
-interface Load { backend: string; spec: unknown }
+/** What the default memory budget leaves to the rest of the machine: a tenth of its memory, at least 1 GiB. */
+export function defaultMemoryBudget(total = totalmem()): number {
+  return total - Math.max(total / 10, 1024 ** 3);
+}
 
 /**
- * Opens each backend some model names (through the registry) and loads every declared model, local ones first; a
- * model that cannot load fails the whole call.
+ * Opens each backend as the first model that names it loads (through the registry), loads every declared model,
+ * local ones first (a model that cannot load fails the whole call), and serves the on-demand models through the
+ * residency, which loads and unloads them.
  */
 export async function createEngine(options: EngineOptions): Promise<Engine> {
-  const queue = options.queue ?? DEFAULT_QUEUE;
-  const loads: Load[] = [
+  const declared: Load[] = [
     ...options.models.map((spec) => ({ backend: spec.backend ?? options.backend ?? "llama-cpp", spec })),
     ...(options.remoteModels ?? []).map((spec) => ({ backend: "remote", spec })),
     ...(options.scriptedModels ?? []).map((spec) => ({ backend: "scripted", spec })),
   ];
-  const backends = new Map<string, Backend>();
-  const served: Served[] = [];
+  const settings = toBackendSettings(options);
+  const backends = new Map<string, Promise<Backend>>();
+  const backend = (name: string): Promise<Backend> => {
+    let opened = backends.get(name);
+    if (!opened) {
+      opened = openBackend(name, settings);
+      backends.set(name, opened);
+      // A backend that cannot open is tried again by the next model that names it.
+      opened.catch(() => backends.delete(name));
+    }
+    return opened;
+  };
+  const onDemand = options.onDemand;
+  const toSource = (model: OnDemandModel): ResidentSource => ({
+    info: stubInfo(model.id, model.aliases, model.backend ?? options.backend ?? "llama-cpp", { contextSize: model.contextSize, created: model.created, fileSize: model.fileSize }),
+    estimatedBytes: model.fileSize,
+    pinned: false,
+    load: async () => (await backend(model.backend ?? options.backend ?? "llama-cpp")).load(await model.resolve()),
+  });
+  const residency = new ModelResidency({
+    queue: options.queue ?? DEFAULT_QUEUE,
+    keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+    maxModels: options.maxLoadedModels,
+    maxBytes: options.memoryBudget ?? defaultMemoryBudget(),
+    loadTimeoutMs: options.loadTimeoutMs ?? 5 * 60_000,
+    failureMemoryMs: options.loadFailureMemoryMs ?? 30_000,
+    discover: onDemand && ((name) => {
+      const model = onDemand.find(name);
+      return model && toSource(model);
+    }),
+    offered: onDemand && (() => onDemand.list().map(toSource)),
+    onModelLoad: options.onModelLoad,
+    warn: options.warn,
+  });
+  const close = async () => {
+    await residency.close();
+    const opened = await Promise.allSettled(backends.values());
+    await Promise.all(opened.flatMap((result) => (result.status === "fulfilled" ? [result.value.dispose()] : [])));
+  };
   try {
-    await openBackends(backends, loads, toBackendSettings(options));
-    for (const { backend, spec } of loads) {
-      const started = performance.now();
-      const model = await backends.get(backend)!.load(spec);
-      served.push({ model, scheduler: new Scheduler({ model: model.info.id, parallel: model.parallel, queue }) });
-      options.onModelLoad?.(model.info.id, performance.now() - started);
+    for (const { backend: name, spec } of declared) {
+      await residency.preload({ info: stubInfo(spec.id, spec.aliases, name), estimatedBytes: 0, pinned: true, load: async () => (await backend(name)).load(spec) });
+    }
+    for (const name of onDemand?.preload ?? []) {
+      const model = onDemand?.find(name);
+      if (model) await residency.preload(toSource(model));
     }
   } catch (error) {
-    await Promise.all(served.map(({ model }) => model.dispose()));
-    await Promise.all([...backends.values()].map((backend) => backend.dispose()));
+    await close();
     throw error;
   }
-  return assembleEngine([...backends.values()], served);
+  return assembleEngine(residency, close);
 }
 
-/** Opens each named backend once, in the order models name them; `backends` keeps those opened if one fails. */
-async function openBackends(backends: Map<string, Backend>, loads: Load[], settings: BackendSettings): Promise<void> {
-  for (const { backend } of loads) {
-    if (!backends.has(backend)) backends.set(backend, await openBackend(backend, settings));
-  }
-}
-
-function assembleEngine(backends: Backend[], served: Served[]): Engine {
-  const totals = { promptTokens: 0, cachedPromptTokens: 0 };
-  const find = (name: string) => served.find(({ model }) => model.info.id === name || model.info.aliases.includes(name));
-  const resolve = (name: string): Served => {
-    const entry = find(name);
-    if (!entry) throw new EngineError("not_found", `model: ${name}`, { param: "model" });
-    return entry;
-  };
+/** What /v1/models shows of a model before its first load. */
+function stubInfo(id: string, aliases: string[] = [], backend: string, facts: { contextSize?: number; created?: number; fileSize?: number } = {}): ModelInfo {
   return {
-    generate: (request, options) => admitAndRun(() => resolve(request.model), (m) => m.generate(request, options), options, totals),
-    complete: (request, options) => admitAndRun(() => resolve(request.model), (m) => m.complete(request, options), options, totals),
-    countTokens: async (request) => resolve(request.model).model.countTokens(request),
-    embed: async (request, options) => admitAndEmbed(resolve(request.model), request, options),
-    listModels: () => served.map(({ model }) => model.info),
-    findModel: (name): ModelInfo | undefined => find(name)?.model.info,
+    id, aliases, backend, contextSize: facts.contextSize ?? 0, created: facts.created ?? 0, ownedBy: "kiln", fim: false,
+    ...(facts.fileSize !== undefined ? { details: { fileSize: facts.fileSize } } : {}),
+  };
+}
+
+function assembleEngine(residency: ModelResidency, close: () => Promise<void>): Engine {
+  const totals = { promptTokens: 0, cachedPromptTokens: 0 };
+  const loaded = () => residency.loadedModels();
+  return {
+    generate: (request, options) => admitAndRun(residency, request.model, (m) => m.generate(request, options), options, totals),
+    complete: (request, options) => admitAndRun(residency, request.model, (m) => m.complete(request, options), options, totals),
+    countTokens: async (request) => {
+      const lease = await residency.acquire(request.model);
+      try {
+        return await lease.model.countTokens(request);
+      } finally {
+        lease.release();
+      }
+    },
+    embed: (request, options) => admitAndEmbed(residency, request, options),
+    listModels: () => residency.list().map((resident) => resident.describe()),
+    findModel: (name): ModelInfo | undefined => residency.find(name)?.describe(),
     stats: (): EngineStats => ({
-      queueDepth: served.reduce((sum, { scheduler }) => sum + scheduler.queueDepth, 0),
-      activeSequences: served.reduce((sum, { scheduler }) => sum + scheduler.activeCount, 0),
+      queueDepth: loaded().reduce((sum, { scheduler }) => sum + scheduler.queueDepth, 0),
+      activeSequences: loaded().reduce((sum, { scheduler }) => sum + scheduler.activeCount, 0),
       ...totals,
-      ...sumCacheStats(served),
-      steps: served.flatMap(({ model }) => {
+      ...sumCacheStats(loaded()),
+      steps: loaded().flatMap(({ model }) => {
         const steps = model.stepStats?.();
         return steps ? [{ model: model.info.id, ...steps }] : [];
       }),
     }),
-    close: async () => {
-      for (const { scheduler } of served) scheduler.close();
-      await Promise.all(served.map(({ model }) => model.dispose()));
-      await Promise.all(backends.map((backend) => backend.dispose()));
-    },
+    close,
   };
 }
 
-function sumCacheStats(served: Served[]): Pick<EngineStats, "prefixCacheDiskBytes" | "prefixCacheDiskFiles"> {
+function sumCacheStats(served: Loaded[]): Pick<EngineStats, "prefixCacheDiskBytes" | "prefixCacheDiskFiles"> {
   const stats = served.map(({ model }) => model.cacheStats?.());
   return {
     prefixCacheDiskBytes: stats.reduce((sum, s) => sum + (s?.diskBytes ?? 0), 0),
@@ -94,46 +136,59 @@ function sumCacheStats(served: Served[]): Pick<EngineStats, "prefixCacheDiskByte
   };
 }
 
-/** An embedding request waits for a slot like a generation (it takes the same cores), then runs on the model. */
-async function admitAndEmbed(served: Served, request: EmbeddingRequest, options: GenerateOptions = {}): Promise<EmbeddingResult> {
-  const { model, scheduler } = served;
-  if (!model.embed) {
-    throw new EngineError("invalid_request", `model: ${model.info.id} cannot compute embeddings (its ${model.info.backend} backend does not embed)`, { param: "model" });
-  }
+/** An embedding request holds its model and waits for a slot like a generation (it takes the same cores). */
+async function admitAndEmbed(residency: ModelResidency, request: EmbeddingRequest, options: GenerateOptions = {}): Promise<EmbeddingResult> {
   checkInputsNotEmpty(request.inputs);
-  const permit = await scheduler.admit(options.signal);
+  const held = residency.acquire(request.model, options.signal);
+  const lease: Lease = held instanceof Promise ? await held : held;
   try {
-    return await model.embed(request, options);
+    const { model, scheduler } = lease;
+    if (!model.embed) {
+      throw new EngineError("invalid_request", `model: ${model.info.id} cannot compute embeddings (its ${model.info.backend} backend does not embed)`, { param: "model" });
+    }
+    const permit = await scheduler.admit(options.signal);
+    try {
+      return await model.embed(request, options);
+    } finally {
+      permit.release();
+    }
   } catch (error) {
     throw toEngineError(error);
   } finally {
-    permit.release();
+    lease.release(options.keepAliveMs);
   }
 }
 
-/** Admission, usage totals and the before/after-start error contract around one backend stream. */
+/** Holding the model, admission, usage totals and the before/after-start error contract around one backend stream. */
 async function* admitAndRun(
-  resolve: () => Served,
+  residency: ModelResidency,
+  name: string,
   run: (model: LoadedModel) => AsyncIterable<GenerationEvent>,
   options: GenerateOptions | undefined,
   totals: { promptTokens: number; cachedPromptTokens: number },
 ): AsyncGenerator<GenerationEvent> {
-  const served = resolve();
-  const permit = await served.scheduler.admit(options?.signal);
+  // Awaited only while the model loads: a loaded model's request must join its queue within this first step.
+  const held = residency.acquire(name, options?.signal);
+  const lease: Lease = held instanceof Promise ? await held : held;
   let started = false;
   try {
-    for await (const event of run(served.model)) {
-      if (event.type === "start") {
-        started = true;
-        totals.promptTokens += event.inputTokens;
-        totals.cachedPromptTokens += event.cachedInputTokens;
+    const permit = await lease.scheduler.admit(options?.signal);
+    try {
+      for await (const event of run(lease.model)) {
+        if (event.type === "start") {
+          started = true;
+          totals.promptTokens += event.inputTokens;
+          totals.cachedPromptTokens += event.cachedInputTokens;
+        }
+        yield event;
       }
-      yield event;
+    } finally {
+      permit.release();
     }
   } catch (error) {
     if (!started) throw toEngineError(error);
     yield { type: "error", error: toEngineError(error) };
   } finally {
-    permit.release();
+    lease.release(options?.keepAliveMs);
   }
 }

@@ -3,9 +3,9 @@
  * language, createEngine and its options, the backend contract and registry, and the errors. Nothing here names
  * a particular backend.
  */
-export { createEngine } from "./engine.js";
-export { DEFAULT_PARALLEL, DEFAULT_QUEUE, type BackendSettings, type EngineOptions, type GpuBackendName, type GpuChoice, type GpuLayersChoice, type PrefixDiskSettings, type PrefixDivergence } from "./engine-options.js";
-export type { ModelDeclaration, RemoteModelSpec, ReplicaSpec, ScriptedModelSpec, ScriptGate } from "./model-specs.js";
+export { createEngine, defaultMemoryBudget } from "./engine.js";
+export { DEFAULT_KEEP_ALIVE_MS, DEFAULT_PARALLEL, DEFAULT_QUEUE, KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes, type BackendSettings, type EngineOptions, type GpuBackendName, type GpuChoice, type GpuLayersChoice, type PrefixDiskSettings, type PrefixDivergence } from "./engine-options.js";
+export type { ModelDeclaration, OnDemandModel, OnDemandModels, RemoteModelSpec, ReplicaSpec, ScriptedModelSpec, ScriptGate } from "./model-specs.js";
 export type { Engine, EngineStats } from "./engine-types.js";
 export type { Backend, BackendFactory, GenerateOptions, LoadedModel, ModelInfo, PrefixCacheStats } from "./backend.js";
 export { describeBackend, listBackendNames, registerBackend } from "./backend-registry.js";

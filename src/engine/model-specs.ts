@@ -15,6 +15,35 @@ export interface ModelDeclaration {
   reasoning?: boolean;
 }
 
+/**
+ * Models the engine loads on the first request that names them (a model store's), beside the declared ones, which
+ * load at start and stay. Lookups are synchronous because the engine answers `findModel` at once.
+ */
+export interface OnDemandModels {
+  /** The model a name (id or alias) means, or undefined. */
+  find(name: string): OnDemandModel | undefined;
+  /** Every model offered now (what /v1/models lists). */
+  list(): OnDemandModel[];
+  /** Names of models to load at start; unlike declared models they unload when idle. */
+  preload?: string[];
+}
+
+/** A model that can be loaded by name. */
+export interface OnDemandModel {
+  id: string;
+  aliases?: string[];
+  /** A registered backend name (default: the engine's `backend`, else "llama-cpp"). */
+  backend?: string;
+  /** Bytes of its file: what the memory budget counts for it until its first load measures it. */
+  fileSize: number;
+  /** The context /v1/models shows before the first load (the trained length), when known. */
+  contextSize?: number;
+  /** Unix seconds (file time). */
+  created?: number;
+  /** What its backend loads (for llama-cpp and webgpu a ModelDeclaration); may pull the model first. */
+  resolve(): Promise<unknown>;
+}
+
 /** One upstream of a remote model. */
 export interface ReplicaSpec {
   /** Base URL including the API prefix, e.g. http://gpu1:8000/v1. */

@@ -17,6 +17,7 @@ import { createModelRoutes } from "./models-route.js";
 import { openaiSurface } from "./openai/surface.js";
 import { assertJsonContentType, DEFAULT_BODY_LIMIT, readJsonBody } from "./read-json-body.js";
 import { createRequestEngine } from "./request-engine.js";
+import { readKeepAlive } from "./keep-alive.js";
 import { jsonResponse } from "./respond.js";
 import { createResponseObserver } from "./response-observer.js";
 import { withOutputCap, withResponseRecord } from "./server-hooks.js";
@@ -150,7 +151,7 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
       const body = found.route.method === "POST" ? await readJsonBody(request, options.maxBodyBytes ?? DEFAULT_BODY_LIMIT, inputLimits) : undefined;
       const capped = withInputLimits(withOutputCap(ready, options.maxOutputTokens), inputLimits);
       const ctx: RequestContext = {
-        engine: createRequestEngine(capped, { principal, observer, admit: features?.admit }),
+        engine: createRequestEngine(capped, { principal, observer, admit: features?.admit, keepAliveMs: readKeepAlive(body) }),
         principal,
         requestId,
         ids,

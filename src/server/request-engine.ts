@@ -15,11 +15,13 @@ export interface RequestEngineOptions {
   observer: ResponseObserver;
   /** The policy's admission (rate limits), settled when the record is complete; absent: every request is admitted. */
   admit?: ServerFeatures["admit"];
+  /** The request's keep_alive (ms): how long its model stays loaded after it. */
+  keepAliveMs?: number;
 }
 
 /** Wraps `engine` for one request. */
 export function createRequestEngine(engine: Engine, options: RequestEngineOptions): Engine {
-  const { principal, observer } = options;
+  const { principal, observer, keepAliveMs: requestKeepAlive } = options;
   const scope = principal.models;
   let admitted: Promise<void> | undefined;
   const admit = async (request: AdmissionRequest) => {
@@ -37,7 +39,8 @@ export function createRequestEngine(engine: Engine, options: RequestEngineOption
     // The observer stops the generation when the client leaves, so it can read the usage of what was generated.
     const stop = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-    yield* observer.observe(request, events({ ...options, signal }), () => stop.abort());
+    const keepAlive = options.keepAliveMs ?? requestKeepAlive;
+    yield* observer.observe(request, events({ ...options, signal, ...(keepAlive !== undefined ? { keepAliveMs: keepAlive } : {}) }), () => stop.abort());
   }
   return {
     generate: (request, generateOptions?: GenerateOptions) =>
@@ -46,7 +49,8 @@ export function createRequestEngine(engine: Engine, options: RequestEngineOption
       run(request, (options) => engine.complete(request, options), async () => estimatePromptTokens(request.prompt), generateOptions),
     embed: async (request, embedOptions?: GenerateOptions) => {
       await enter(request.model, async () => request.inputs.reduce((sum, input) => sum + estimatePromptTokens(input), 0));
-      return observer.observeEmbedding(request, engine.embed(request, embedOptions));
+      const keepAlive = embedOptions?.keepAliveMs ?? requestKeepAlive;
+      return observer.observeEmbedding(request, engine.embed(request, { ...embedOptions, ...(keepAlive !== undefined ? { keepAliveMs: keepAlive } : {}) }));
     },
     countTokens: async (request) => {
       checkModelScope(engine, scope, request.model);

@@ -60,8 +60,9 @@ describe("kiln serve on the CPU", () => {
     expect(line).toContain(String(listed.data[0]!.details.placement));
     const ps = await runKilnCli(serve!.home, ["ps", "--url", serve!.url]);
     expect(ps.code, ps.stderr).toBe(0);
-    expect(ps.stdout).toMatch(/^MODEL\s+BACKEND\s+CONTEXT\s+WHERE$/m);
-    expect(ps.stdout).toMatch(new RegExp(`^smollm2-135m\\s+llama-cpp\\s+${context}\\s+31 layers on the CPU, KV cache \\d+ MiB in RAM, context ${context} × 1$`, "m"));
+    expect(ps.stdout).toMatch(/^MODEL\s+BACKEND\s+MEMORY\s+CONTEXT\s+SEQUENCES\s+IDLE\s+UNLOADS\s+WHERE$/m);
+    // The default model loads at start and unloads after the default keep-alive (5 minutes) idle.
+    expect(ps.stdout).toMatch(new RegExp(`^smollm2-135m\\s+llama-cpp\\s+\\d+ MiB\\s+${context}\\s+1\\s+\\S+\\s+in \\d\\S*\\s+31 layers on the CPU, KV cache \\d+ MiB in RAM, context ${context} × 1$`, "m"));
   });
 
   it("--gpu-layers 0 runs the model on the CPU, whatever GPU the machine has", async () => {

@@ -60,15 +60,20 @@ describe("kiln ps", () => {
 
     const result = await ps("--api-key", FRONT_KEY, "--json");
     expect(result.code, result.stderr).toBe(0);
-    const models = JSON.parse(result.stdout) as { id: string; backend: string; context_length: number; details: { replicas: Record<string, unknown>[] } }[];
-    expect(models.map((m) => [m.id, m.backend, m.context_length])).toEqual([["team", "remote", 1024], ["down", "remote", 2048]]);
+    const models = JSON.parse(result.stdout) as { id: string; backend: string; context_length: number; details: { replicas: Record<string, unknown>[]; loaded: boolean } }[];
+    // The declared models, then the store's, which load on demand.
+    expect(models.map((m) => [m.id, m.backend, m.context_length, m.details.loaded])).toEqual([
+      ["team", "remote", 1024, true], ["down", "remote", 2048, true], [TEST_MODEL, "llama-cpp", 8192, false],
+    ]);
     expect(models[0]!.details.replicas).toEqual([expect.objectContaining({ url: `${upstream.url}/v1`, healthy: true, outstanding: 0, served: 1, failures: 0 })]);
     expect(models[1]!.details.replicas).toEqual([expect.objectContaining({ url: DOWN_URL, healthy: false, outstanding: 0, failures: 1, lastError: expect.any(String) })]);
 
     const table = await ps("--api-key", FRONT_KEY);
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(/^MODEL\s+BACKEND\s+CONTEXT$/m);
-    expect(table.stdout).toMatch(/^team\s+remote\s+1024$/m);
+    expect(table.stdout).toMatch(/^MODEL\s+BACKEND\s+MEMORY\s+CONTEXT\s+SEQUENCES\s+IDLE\s+UNLOADS$/m);
+    // Declared models stay loaded; a remote model holds no memory here.
+    expect(table.stdout).toMatch(/^team\s+remote\s+-\s+1024\s+-\s+\d+\S*\s+never$/m);
+    expect(table.stdout).toContain(`loaded on demand: ${TEST_MODEL}`);
     expect(table.stdout).toMatch(new RegExp(`^${upstream.url}/v1\\s+yes\\s+0\\s+1\\s+0\\s+-$`, "m"));
     expect(table.stdout).toMatch(new RegExp(`^${DOWN_URL}\\s+no\\s+0\\s+\\d+\\s+1\\s+\\S`, "m"));
   });

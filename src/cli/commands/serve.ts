@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import type { Engine, GpuLayersChoice } from "../../engine/index.js";
+import { DEFAULT_KEEP_ALIVE_MS, defaultMemoryBudget, type Engine, type GpuLayersChoice } from "../../engine/index.js";
 import type { ListeningServer } from "../../server/app.js";
 import type { ServerFeatures } from "../../server/context.js";
 import { DEFAULT_INPUT_LIMITS, type InputLimits } from "../../server/input-limits.js";
@@ -11,9 +11,10 @@ import {
   backendOption, collectValues, CTX_SIZE_HELP, formatFlagErrors, gpuLayersOption, gpuOption, parseNumberIn, parseSize, type GpuFlag, type ModelFlags,
 } from "../options.js";
 import { parseModelFlags, readConfigFile, type ConfigFile, type ModelDeclaration } from "../serve-config.js";
+import { addResidencyOptions, describeResidency, resolveResidency, type ResidencyFlags, type ResidencySettings } from "../residency-options.js";
 
 /** Flags of `kiln serve`, as commander parses them (file settings fill what the flags leave unset). */
-export interface ServeFlags extends Omit<ModelFlags, "model"> {
+export interface ServeFlags extends Omit<ModelFlags, "model">, ResidencyFlags {
   host?: string;
   port?: number;
   model?: string[];
@@ -42,7 +43,7 @@ export interface ServeFlags extends Omit<ModelFlags, "model"> {
 }
 
 /** `kiln serve` settings once the config file and the flags are merged (flags win). */
-interface ServeSettings {
+interface ServeSettings extends ResidencySettings {
   host: string;
   port: number;
   apiKeys: string[];
@@ -114,6 +115,7 @@ export function registerServe(program: Command): void {
     .action(async (flags: ServeFlags) => {
       await serve(flags);
     });
+  addResidencyOptions(command);
   formatFlagErrors(command);
 }
 
@@ -156,6 +158,7 @@ export function resolveSettings(flags: ServeFlags, env = process.env): ServeSett
     prefillLane: flags.prefillLane && (file.prefillLane ?? true),
     drainTimeout: flags.drainTimeout,
     models: flags.model?.length ? parseModelFlags(flags.model) : file.declarations,
+    ...resolveResidency(flags, file),
   };
 }
 
@@ -237,7 +240,8 @@ function watchSignals(log: (line: string) => void): Promise<void> {
 }
 
 function printReady(url: string, engine: Engine, settings: ServeSettings, storedKeys: boolean, log: (line: string) => void): void {
-  for (const [i, model] of engine.listModels().entries()) {
+  // The models loaded at start; the others of the store load on demand.
+  for (const [i, model] of engine.listModels().filter((m) => m.details?.loaded !== false).entries()) {
     const details = model.details ?? {};
     const name = `model ${model.id}${i === 0 ? " (default)" : ""}${model.aliases.length ? ` (also ${model.aliases.join(", ")})` : ""}`;
     if (model.backend === "remote") {
@@ -251,12 +255,16 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
     if (typeof details.placement === "string") {
       // llama.cpp: where the layers and the KV cache went, and the context (and why that size when not asked for).
       const why = CONTEXT_SOURCES[String(details.contextSizeSource)] ?? "";
-      log(`${name}: ${details.placement}${why}, file ${formatBytes(details.fileSize)}${cpu}`);
+      // Quantized KV cache types, with what f16 would take.
+      const kv = typeof details.kvCacheTypes === "string" && details.kvCacheTypes !== "f16/f16"
+        ? `, KV cache types ${details.kvCacheTypes} (${formatBytes(details.kvCacheBytes)}; f16 would take ${formatBytes(details.kvCacheF16Bytes)})` : "";
+      log(`${name}: ${details.placement}${why}${kv}, file ${formatBytes(details.fileSize)}${cpu}`);
       continue;
     }
     const parallel = typeof details.parallel === "number" ? ` × ${details.parallel} parallel` : "";
     log(`${name}: context ${model.contextSize} tokens${parallel}, file ${formatBytes(details.fileSize)}, context memory ${formatBytes(details.contextMemory)}${cpu}`);
   }
+  log(describeResidency(settings, DEFAULT_KEEP_ALIVE_MS, defaultMemoryBudget()));
   log(`Anthropic base URL: ${url}     (ANTHROPIC_BASE_URL)`);
   log(`OpenAI base URL:    ${url}/v1  (OPENAI_BASE_URL)`);
   log(!settings.prefixCache ? "prefix cache: off" : settings.cacheDiskBytes > 0

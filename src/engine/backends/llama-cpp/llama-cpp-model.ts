@@ -9,7 +9,7 @@ import type { EmbeddingRequest, EmbeddingResult } from "../../embeddings.js";
 import type { GenerationEvent } from "../../events.js";
 import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { LocalModel } from "../../local-model.js";
-import type { GpuLayersChoice, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
+import type { GpuLayersChoice, KvCacheTypes, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
 import { PromptThread } from "../../text/prompt-thread.js";
 import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
@@ -19,6 +19,7 @@ import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { EmbeddingContext } from "./embedding-context.js";
 import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
+import { describeKvCache, kvCacheContextOptions } from "./kv-cache-types.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
@@ -50,6 +51,8 @@ export interface LlamaCppModelOptions {
   ctxSize?: number;
   /** Layers offloaded to the GPU (default "auto": as many as fit beside the context). */
   gpuLayers?: GpuLayersChoice;
+  /** The KV cache's element types (default f16/f16). */
+  kvCacheTypes?: KvCacheTypes;
   /** Where load warnings go (a GPU load retried on the CPU, a partial offload); default: stderr. */
   warn?(message: string): void;
   /** CPU threads for evaluation. */
@@ -109,7 +112,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     itemPrioritizationStrategy: sequenceOrdered(() => context, typeof measured === "function" ? measured : undefined),
   };
   try {
-    context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching });
+    context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching, ...kvCacheContextOptions(options.kvCacheTypes) });
   } catch (error) {
     const failure = await contextFailure(options.llama, model, { id: options.id, path: options.path, size: ctxSize, sequences: options.parallel }, error);
     await model.dispose();
@@ -123,6 +126,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   if (cores && lane) cores.laneActive = () => lane.active;
   if (lane && options.warmUp) lane.warmUp(() => laneFitsAtLoad(model, ctxSize));
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
+  info.details = { ...info.details, ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores });
   // A server measures its step cost before its first request, which the planner then sizes right from the start.
@@ -197,6 +201,12 @@ export class LlamaCppModel extends LocalModel {
 
   protected run(plan: GenerationPlan, signal?: AbortSignal): AsyncIterable<GenerationEvent> {
     return runGeneration(this.runtime, plan, signal);
+  }
+
+  /** The weights (the file) and what the main context holds, for the engine's memory budget. */
+  get memory(): number {
+    const { fileSize, contextMemory } = this.info.details ?? {};
+    return Number(fileSize ?? 0) + Number(contextMemory ?? 0);
   }
 
   stepStats(): StepStats | undefined {

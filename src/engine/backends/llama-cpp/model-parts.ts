@@ -8,6 +8,7 @@ import type { CoreSplit } from "./core-share.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
 import type { LlamaCppModelOptions } from "./llama-cpp-model.js";
 import type { PrefillLaneParts } from "./prefill-lane.js";
+import { describeKvCacheTypes, kvCacheContextOptions } from "./kv-cache-types.js";
 import { readPrefixCacheKey } from "./prefix-cache-key.js";
 import { PrefixDiskCache } from "./prefix-disk-cache.js";
 import { StepInterrupter } from "./step-interrupter.js";
@@ -29,7 +30,7 @@ export async function laneFitsAtLoad(model: LlamaModel, ctxSize: number): Promis
 export async function openLaneContext(model: LlamaModel, ctxSize: number, options: LlamaCppModelOptions, cores: CoreSplit): Promise<PrefillLaneParts | undefined> {
   let context: LlamaContext;
   try {
-    context = await model.createContext({ contextSize: ctxSize, sequences: 1, threads: options.threads });
+    context = await model.createContext({ contextSize: ctxSize, sequences: 1, threads: options.threads, ...kvCacheContextOptions(options.kvCacheTypes) });
   } catch {
     return undefined;
   }
@@ -43,7 +44,7 @@ export async function openDiskTier(options: LlamaCppModelOptions, context: Llama
   const settings = options.prefixCacheDisk;
   if (!settings) return undefined;
   try {
-    return await PrefixDiskCache.open(await readPrefixCacheKey(options.path, options.llama, context), settings);
+    return await PrefixDiskCache.open(await readPrefixCacheKey(options.path, options.llama, context, describeKvCacheTypes(options.kvCacheTypes)), settings);
   } catch (error) {
     const warn = settings.warn ?? ((message: string) => void process.stderr.write(`kiln: ${message}\n`));
     warn(`prefix cache: no disk tier for ${options.id} (${error instanceof Error ? error.message : String(error)})`);

@@ -13,7 +13,7 @@ export interface PrefixCacheKey {
   /** Tokens per sequence. */
   contextSize: number;
   flashAttention: boolean | string;
-  /** node-llama-cpp's defaults (F16) unless kiln ever sets other KV cache types. */
+  /** The K/V element types ("f16/f16", "q8_0/q8_0"): a state saved with one is never loaded into another. */
   kvCacheTypes: string;
   llamaCpp: string;
   gpu: string;
@@ -22,7 +22,7 @@ export interface PrefixCacheKey {
 const SAMPLE_BYTES = 1 << 20;
 
 /** Reads the model file's identity and the context's state-shaping settings. */
-export async function readPrefixCacheKey(modelPath: string, llama: Llama, context: LlamaContext): Promise<PrefixCacheKey> {
+export async function readPrefixCacheKey(modelPath: string, llama: Llama, context: LlamaContext, kvCacheTypes: string): Promise<PrefixCacheKey> {
   const info = await stat(modelPath);
   const hash = createHash("sha256");
   const handle = await open(modelPath, "r");
@@ -39,7 +39,7 @@ export async function readPrefixCacheKey(modelPath: string, llama: Llama, contex
     model: { size: info.size, mtimeMs: Math.trunc(info.mtimeMs), sampleSha256: hash.digest("hex") },
     contextSize: context.contextSize,
     flashAttention: context.flashAttention,
-    kvCacheTypes: "f16/f16",
+    kvCacheTypes,
     llamaCpp: llama.llamaCppRelease.release,
     gpu: String(llama.gpu),
   };
