@@ -22,8 +22,14 @@ export interface GemvOptions {
    * "rope-kv" (W = q|k|v stacked) rotates q and k, stores all rows to y and k, v into the caches (see rope.ts).
    */
   epilogue?: "store" | "residual" | "swiglu" | "rope-kv";
-  /** "store" only: y = W·x + b, with the bias b bound right after W (qwen2's q/k/v). */
+  /** "store" or "rope-kv": y = W·x + b, with the bias b bound right after W (qwen2's q/k/v). */
   bias?: boolean;
+  /**
+   * W is q, k and v stacked but of different types (a Q4_K_M file's Q6_K attn_v): one matrix per entry, each with
+   * its own planes, bound one after the other. `type` is then unused. Boundaries are multiples of the rows per
+   * invocation, so an invocation reads one matrix only.
+   */
+  parts?: { type: GgmlType; rows: number }[];
   /**
    * Rows each invocation owns (default 4). Its x slice is loaded once per block for all of them, and loads dominate
    * on llvmpipe, so 8 is faster there; 4 keeps more invocations in flight on a real GPU.
@@ -32,13 +38,25 @@ export interface GemvOptions {
 }
 
 /** Bindings, in order: x, y, [gain], W planes, [bias | U planes | step, table, k_cache, v_cache]. */
-export function gemvWgsl({ type, norm = false, epilogue = "store", bias = false, rowsPerInvocation: ROWS_PER = 4, kv = "f32" }: GemvOptions & { kv?: KvCacheType }): string {
-  if (bias && epilogue !== "store") throw new RangeError("a GEMV bias goes with the store epilogue only");
+export function gemvWgsl({ type, norm = false, epilogue = "store", bias = false, rowsPerInvocation: ROWS_PER = 4, kv = "f32", parts }: GemvOptions & { kv?: KvCacheType }): string {
+  if (bias && epilogue !== "store" && epilogue !== "rope-kv") throw new RangeError("a GEMV bias goes with the store and rope-kv epilogues only");
   const first = norm ? 3 : 2;
   const swiglu = epilogue === "swiglu";
+  const types = parts?.map((part) => part.type) ?? [type];
+  const prefix = (k: number) => (parts ? `w${k}` : "w");
+  let binding = first;
+  const planes = types.map((t, k) => {
+    const declared = declarePlanes(t, prefix(k), binding);
+    binding += weightPlanes(t).length;
+    return declared;
+  });
+  const afterW = binding;
   const groups = Array.from({ length: ROWS_PER / 4 }, (_, v) => v);
   const rowsOf = (p: string, v: number) => `vec4<f32>(${[0, 1, 2, 3].map((t) => `${p}_dot(rb${4 * v + t} + b)`).join(", ")})`;
   const value = swiglu ? "silu(a[t]) * u[t]" : epilogue === "residual" ? "y[r + t] + a[t]" : bias ? "a[t] + bias[r + t]" : "a[t]";
+  const accumulate = (p: string) => groups.map((v) => `acc${v} += ${rowsOf(p, v)};${swiglu ? ` accu${v} += ${rowsOf("u", v)};` : ""}`).join("\n    ");
+  // One matrix: accumulate. Several: the invocation's part picks the matrix (uniform per invocation, no straddling).
+  const body = parts ? types.map((_, k) => `${k ? " else " : ""}${k < types.length - 1 ? `if (part == ${k}u) ` : ""}{ ${accumulate(prefix(k))} }`).join("") : accumulate("w");
   const store = (v: number) => (epilogue === "rope-kv" ? `if (r0 + ${4 * v}u < ROWS) { store_rows(r0 + ${4 * v}u, acc${v}); }` : `store4(r0 + ${4 * v}u, acc${v}${swiglu ? `, accu${v}` : ""});`);
   return /* wgsl */ `
 override ROWS: u32;
@@ -48,15 +66,16 @@ override WG: u32 = 64;
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;
 ${norm ? "@group(0) @binding(2) var<storage, read> gain: array<vec4<f32>>;" : ""}
-${declarePlanes(type, "w", first)}
-${swiglu ? declarePlanes(type, "u", first + weightPlanes(type).length) : ""}
-${bias ? `@group(0) @binding(${first + weightPlanes(type).length}) var<storage, read> bias: array<f32>;` : ""}
-${epilogue === "rope-kv" ? ropeKvEpilogueWgsl(first + weightPlanes(type).length, kv) : ""}
+${planes.join("\n")}
+${parts ? partBoundsWgsl(parts.length) : ""}
+${swiglu ? declarePlanes(type, "u", afterW) : ""}
+${bias ? `@group(0) @binding(${afterW}) var<storage, read> bias: array<f32>;` : ""}
+${epilogue === "rope-kv" ? ropeKvEpilogueWgsl(afterW + (bias ? 1 : 0), kv, bias) : ""}
 var<private> xv: array<vec4<f32>, 8>;
 var<private> xsum: f32;
 var<private> xhalf: vec2<f32>;
 ${unpackWgsl}
-${blockDotWgsl(type, "w")}
+${types.map((t, k) => blockDotWgsl(t, prefix(k))).join("\n")}
 ${swiglu ? blockDotWgsl(type, "u") : ""}
 fn silu(v: f32) -> f32 { return v / (1.0 + exp(-v)); }
 fn store4(r: u32, a: vec4<f32>${swiglu ? ", u: vec4<f32>" : ""}) {
@@ -68,7 +87,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (r0 >= ROWS) { return; }
   let nb = COLS / 32u;
   // The tail invocation re-reads the last row instead of branching in the hot loop; its extra sums are dropped.
-  ${Array.from({ length: ROWS_PER }, (_, t) => `let rb${t} = min(r0 + ${t}u, ROWS - 1u) * nb;`).join(" ")}
+  ${parts ? "let part = part_of(r0);" : ""}
+  ${Array.from({ length: ROWS_PER }, (_, t) => `let rb${t} = (min(r0 + ${t}u, ROWS - 1u)${parts ? " - part_start(part)" : ""}) * nb;`).join(" ")}
   ${groups.map((v) => `var acc${v} = vec4<f32>(0.0);${swiglu ? ` var accu${v} = vec4<f32>(0.0);` : ""}`).join(" ")}
   for (var b = 0u; b < nb; b++) {
     var s = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
@@ -79,11 +99,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     xhalf = vec2<f32>(dot(s[0], vec4<f32>(1.0)), dot(s[1], vec4<f32>(1.0)));
     xsum = xhalf.x + xhalf.y;
-    ${groups.map((v) => `acc${v} += ${rowsOf("w", v)};${swiglu ? ` accu${v} += ${rowsOf("u", v)};` : ""}`).join("\n    ")}
+    ${body}
   }
   ${norm ? normScale(swiglu, groups) : ""}
   ${groups.map(store).join("\n  ")}
 }`;
+}
+
+/** Part boundaries as override constants PART1.. (first rows of the second matrix on), and lookups by row. */
+function partBoundsWgsl(count: number): string {
+  const bounds = Array.from({ length: count - 1 }, (_, k) => k + 1);
+  return `${bounds.map((k) => `override PART${k}: u32;`).join("\n")}
+fn part_of(r: u32) -> u32 { return ${bounds.map((k) => `select(0u, 1u, r >= PART${k})`).join(" + ")}; }
+fn part_start(part: u32) -> u32 { return ${bounds.reduceRight((inner, k) => `select(${inner}, PART${k}, part == ${k}u)`, "0u")}; }`;
 }
 
 function normScale(swiglu: boolean, groups: number[]): string {
@@ -106,6 +134,7 @@ export function createGemv(
     Object.assign(constants, { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx });
   }
   if (options.norm) constants.EPS = options.eps ?? 1e-5;
+  options.parts?.slice(0, -1).reduce((start, part, k) => ((constants[`PART${k + 1}`] = start + part.rows), start + part.rows), 0);
   return createKernel(device, gemvWgsl({ ...options, kv: options.attention?.kv }), constants, `gemv-${options.epilogue ?? "store"}`);
 }
 

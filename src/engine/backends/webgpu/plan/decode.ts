@@ -7,7 +7,7 @@ import { availableParallelism } from "node:os";
 import { EngineError, contextOverflow } from "../../../../errors/engine-error.js";
 import type { GpuDevice } from "../device.js";
 import type { LlamaConfig } from "../model/llama-config.js";
-import { groupsFor, readBack } from "../kernels/run-kernel.js";
+import { readBack } from "../kernels/run-kernel.js";
 import { encodeStep } from "../kernels/step.js";
 import { createDecodeBuffers, destroyDecodeBuffers, type DecodeBuffers } from "./decode-buffers.js";
 import { buildDecodeDispatches, type DecodeDispatches, type DecodePlanOptions } from "./decode-dispatches.js";
@@ -114,7 +114,7 @@ export class DecodePlan {
     device.queue.writeBuffer(b.step, 0, encodeStep(this.position));
     const dump = options.residuals ? device.createBuffer({ size: this.config.layers * this.config.embedding * 4, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC }) : undefined;
     const encoder = device.createCommandEncoder();
-    this.encode(encoder, this.position + 1, dump);
+    this.encode(encoder, dump);
     encoder.copyBufferToBuffer(b.token, 0, b.tokenStaging, 0, 4);
     device.queue.submit([encoder.finish()]);
     this.position++;
@@ -152,7 +152,7 @@ export class DecodePlan {
     for (let i = 0; i < count; i++) {
       // Copies between passes set each step's uniform and collect its id; the whole run is one command buffer.
       encoder.copyBufferToBuffer(ring.steps, i * 16, b.step, 0, 16);
-      this.encode(encoder, this.position + i + 1, undefined);
+      this.encode(encoder, undefined);
       encoder.copyBufferToBuffer(b.token, 0, ring.ids, i * 4, 4);
     }
     encoder.copyBufferToBuffer(ring.ids, 0, ring.staging, 0, count * 4);
@@ -180,14 +180,14 @@ export class DecodePlan {
     for (const buffer of Object.values(this.ring ?? {})) buffer.destroy();
   }
 
-  private encode(encoder: GPUCommandEncoder, kvLen: number, dump: GPUBuffer | undefined): void {
+  private encode(encoder: GPUCommandEncoder, dump: GPUBuffer | undefined): void {
     const { list, layerEnds } = this.dispatches;
     let pass = encoder.beginComputePass();
     for (let i = 0; i < list.length; i++) {
       const d = list[i]!;
       pass.setPipeline(d.pipeline);
       pass.setBindGroup(0, d.bindGroup);
-      pass.dispatchWorkgroups(d.perKvLen ? groupsFor(d.perKvLen * kvLen) : d.workgroups);
+      pass.dispatchWorkgroups(d.workgroups);
       const layer = dump ? layerEnds.indexOf(i) : -1;
       if (layer >= 0) {
         // Copies cannot sit inside a compute pass: end it, copy the residual, and go on in a new pass.
