@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SHAPE, packHalves, stepAt, unpackHalves } from "./attention-kit.fixture.js";
-import { createAttention } from "./attention.js";
+import { attentionGroups, createAttention } from "./attention.js";
 import { device, maxAbsDiff, noGpu, randomFloats } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
 
@@ -25,10 +25,11 @@ function attend(q: Float32Array, k: Float32Array, v: Float32Array, kvLen: number
 
 /** Short (fewer positions than lanes) and long (each lane strides over several positions) contexts. */
 const CASES = [
-  ["f32", 8, 6], ["f16", 8, 6], ["f32", 200, 150], ["f16", 200, 199],
+  ["workgroup", "f32", 8, 6], ["workgroup", "f16", 8, 6], ["workgroup", "f32", 200, 150], ["workgroup", "f16", 200, 199],
+  ["serial", "f32", 8, 6], ["serial", "f16", 200, 199],
 ] as const;
 
-describe.skipIf(noGpu).each(CASES)("decode attention kernel (scores, softmax, ·V in one dispatch), %s KV cache, %i positions, at %i", (kv, maxCtx, pos) => {
+describe.skipIf(noGpu).each(CASES)("decode attention in one dispatch (%s kernel), %s KV cache, %i positions, at %i", (variant, kv, maxCtx, pos) => {
   it("matches f64 attention with GQA within 1e-5 (on the values the cache holds)", async () => {
     const shape = { ...SHAPE, maxCtx };
     const { heads, kvHeads, headDim: D } = shape;
@@ -36,13 +37,14 @@ describe.skipIf(noGpu).each(CASES)("decode attention kernel (scores, softmax, ·
     const stored = (a: Float32Array) => (kv === "f16" ? unpackHalves(packHalves(a)) : a);
     const k = stored(randomFloats(kvHeads * maxCtx * D, 32, 2));
     const v = stored(randomFloats(kvHeads * maxCtx * D, 33));
-    const p = createAttention(device(), { ...shape, kv });
+    const serial = variant === "serial";
+    const p = createAttention(device(), { ...shape, kv }, serial);
     const step = stepAt(pos);
     const scores = createStorage(device(), heads * maxCtx * 4);
     const out = createStorage(device(), heads * D * 4);
     const upload = (a: Float32Array) => createStorage(device(), kv === "f16" ? packHalves(a) : a);
     const [qb, kb, vb] = [createStorage(device(), q), upload(k), upload(v)];
-    dispatch(device(), [{ pipeline: p, bindGroup: bindBuffers(device(), p, [step, qb, kb, vb, scores, out]), workgroups: heads }]);
+    dispatch(device(), [{ pipeline: p, bindGroup: bindBuffers(device(), p, [step, qb, kb, vb, ...(serial ? [] : [scores]), out]), workgroups: attentionGroups(heads, serial) }]);
     const expected = attend(q, k, v, pos + 1, maxCtx);
     expect(maxAbsDiff(await readFloats(device(), out, heads * D), expected)).toBeLessThanOrEqual(1e-5 * Math.max(...expected.map(Math.abs)));
   });

@@ -13,10 +13,16 @@ import { createKernel } from "./run-kernel.js";
 export interface GemvOptions {
   type: GgmlType;
   /**
-   * RMSNorm prologue: y = rsqrt(mean(x²)+ε)·W·(g⊙x), with the gain g bound after y. The norm scalar factors out
-   * of the dot product, so no normalized copy of x is written.
+   * RMSNorm of the input, split with the kernel that produced it: x holds g⊙x and `sums` (bound after y) the
+   * partial Σx² of its NORM_PARTS chunks, both written by that kernel (see `normNext`). The norm scalar factors out of
+   * the dot product: y = rsqrt(Σ/K+ε)·W·(g⊙x), and nothing is recomputed per invocation.
    */
   norm?: boolean;
+  /**
+   * "residual" only: also prepare the next RMSNorm of y: write g⊙y and each invocation's Σy² (one per
+   * rowsPerInvocation rows), with g, g⊙y and the sums bound after W.
+   */
+  normNext?: boolean;
   /**
    * "store" y = W·x; "residual" y += W·x (x and y must differ); "swiglu" y = silu(W·x)·(U·x), U bound after W;
    * "rope-kv" (W = q|k|v stacked) rotates q and k, stores all rows to y and k, v into the caches (see rope.ts).
@@ -38,8 +44,9 @@ export interface GemvOptions {
 }
 
 /** Bindings, in order: x, y, [gain], W planes, [bias | U planes | step, table, k_cache, v_cache]. */
-export function gemvWgsl({ type, norm = false, epilogue = "store", bias = false, rowsPerInvocation: ROWS_PER = 4, kv = "f32", parts }: GemvOptions & { kv?: KvCacheType }): string {
+export function gemvWgsl({ type, norm = false, normNext = false, epilogue = "store", bias = false, rowsPerInvocation: ROWS_PER = 4, kv = "f32", parts }: GemvOptions & { kv?: KvCacheType }): string {
   if (bias && epilogue !== "store" && epilogue !== "rope-kv") throw new RangeError("a GEMV bias goes with the store and rope-kv epilogues only");
+  if (normNext && epilogue !== "residual") throw new RangeError("a GEMV prepares the next norm in the residual epilogue only");
   const first = norm ? 3 : 2;
   const swiglu = epilogue === "swiglu";
   const types = parts?.map((part) => part.type) ?? [type];
@@ -57,7 +64,7 @@ export function gemvWgsl({ type, norm = false, epilogue = "store", bias = false,
   const accumulate = (p: string) => groups.map((v) => `acc${v} += ${rowsOf(p, v)};${swiglu ? ` accu${v} += ${rowsOf("u", v)};` : ""}`).join("\n    ");
   // One matrix: accumulate. Several: the invocation's part picks the matrix (uniform per invocation, no straddling).
   const body = parts ? types.map((_, k) => `${k ? " else " : ""}${k < types.length - 1 ? `if (part == ${k}u) ` : ""}{ ${accumulate(prefix(k))} }`).join("") : accumulate("w");
-  const store = (v: number) => (epilogue === "rope-kv" ? `if (r0 + ${4 * v}u < ROWS) { store_rows(r0 + ${4 * v}u, acc${v}); }` : `store4(r0 + ${4 * v}u, acc${v}${swiglu ? `, accu${v}` : ""});`);
+  const store = (v: number) => (epilogue === "rope-kv" ? `if (r0 + ${4 * v}u < ROWS) { store_rows(r0 + ${4 * v}u, acc${v}); }` : `${normNext ? "ss += " : ""}store4(r0 + ${4 * v}u, acc${v}${swiglu ? `, accu${v}` : ""});`);
   return /* wgsl */ `
 override ROWS: u32;
 override COLS: u32;
@@ -65,12 +72,15 @@ override EPS: f32 = 1e-5;
 override WG: u32 = 64;
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;
-${norm ? "@group(0) @binding(2) var<storage, read> gain: array<vec4<f32>>;" : ""}
+${norm ? "override NORM_PARTS: u32;\n@group(0) @binding(2) var<storage, read> sums: array<f32>;" : ""}
 ${planes.join("\n")}
 ${parts ? partBoundsWgsl(parts.length) : ""}
 ${swiglu ? declarePlanes(type, "u", afterW) : ""}
 ${bias ? `@group(0) @binding(${afterW}) var<storage, read> bias: array<f32>;` : ""}
 ${epilogue === "rope-kv" ? ropeKvEpilogueWgsl(afterW + (bias ? 1 : 0), kv, bias) : ""}
+${normNext ? `@group(0) @binding(${afterW}) var<storage, read> next_gain: array<f32>;
+@group(0) @binding(${afterW + 1}) var<storage, read_write> next_x: array<f32>;
+@group(0) @binding(${afterW + 2}) var<storage, read_write> next_sums: array<f32>;` : ""}
 var<private> xv: array<vec4<f32>, 8>;
 var<private> xsum: f32;
 var<private> xhalf: vec2<f32>;
@@ -78,9 +88,15 @@ ${unpackWgsl}
 ${types.map((t, k) => blockDotWgsl(t, prefix(k))).join("\n")}
 ${swiglu ? blockDotWgsl(type, "u") : ""}
 fn silu(v: f32) -> f32 { return v / (1.0 + exp(-v)); }
-fn store4(r: u32, a: vec4<f32>${swiglu ? ", u: vec4<f32>" : ""}) {
+${normNext ? `fn store4(r: u32, a: vec4<f32>) -> f32 {
+  var ss = 0.0;
+  for (var t = 0u; t < 4u; t++) {
+    if (r + t < ROWS) { let v = ${value}; y[r + t] = v; next_x[r + t] = v * next_gain[r + t]; ss += v * v; }
+  }
+  return ss;
+}` : `fn store4(r: u32, a: vec4<f32>${swiglu ? ", u: vec4<f32>" : ""}) {
   for (var t = 0u; t < 4u; t++) { if (r + t < ROWS) { y[r + t] = ${value}; } }
-}
+}`}
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let r0 = gid.x * ${ROWS_PER}u;
@@ -93,7 +109,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   for (var b = 0u; b < nb; b++) {
     var s = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
     for (var j = 0u; j < 8u; j++) {
-      let v = x[b * 8u + j]${norm ? " * gain[b * 8u + j]" : ""};
+      let v = x[b * 8u + j];
       xv[j] = v;
       s[j / 4u] += v;
     }
@@ -102,7 +118,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     ${body}
   }
   ${norm ? normScale(swiglu, groups) : ""}
+  ${normNext ? "var ss = 0.0;" : ""}
   ${groups.map(store).join("\n  ")}
+  ${normNext ? "next_sums[gid.x] = ss;" : ""}
 }`;
 }
 
@@ -115,9 +133,9 @@ fn part_start(part: u32) -> u32 { return ${bounds.reduceRight((inner, k) => `sel
 }
 
 function normScale(swiglu: boolean, groups: number[]): string {
-  // Every invocation recomputes Σx² itself: K floats, cheap next to its rows·K weights, and it needs no barrier.
+  // Every invocation adds the producer's NORM_PARTS partial sums itself: a few floats, and no barrier.
   return `var ss = 0.0;
-  for (var k = 0u; k < COLS / 4u; k++) { let v = x[k]; ss += dot(v, v); }
+  for (var k = 0u; k < NORM_PARTS; k++) { ss += sums[k]; }
   let scale = inverseSqrt(ss / f32(COLS) + EPS);
   ${groups.map((v) => `acc${v} *= scale;${swiglu ? ` accu${v} *= scale;` : ""}`).join(" ")}`;
 }
@@ -125,7 +143,7 @@ function normScale(swiglu: boolean, groups: number[]): string {
 /** Pipeline for a rows × cols GEMV (dispatch groupsFor(gemvInvocations(rows, rowsPerInvocation))). */
 export function createGemv(
   device: GPUDevice,
-  options: GemvOptions & { rows: number; cols: number; eps?: number; attention?: AttentionShape; workgroupSize?: number },
+  options: GemvOptions & { rows: number; cols: number; eps?: number; attention?: AttentionShape; workgroupSize?: number; normParts?: number },
 ): GPUComputePipeline {
   const constants: Record<string, number> = { ROWS: options.rows, COLS: options.cols, WG: options.workgroupSize ?? 64 };
   if (options.epilogue === "rope-kv") {
@@ -133,7 +151,7 @@ export function createGemv(
     if (!s || s.headDim % 4 !== 0 || options.rows !== (s.heads + 2 * s.kvHeads) * s.headDim) throw new RangeError("rope-kv needs q|k|v rows and a head dim that is a multiple of 4");
     Object.assign(constants, { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx });
   }
-  if (options.norm) constants.EPS = options.eps ?? 1e-5;
+  if (options.norm) Object.assign(constants, { EPS: options.eps ?? 1e-5, NORM_PARTS: options.normParts ?? Math.ceil(options.cols / (options.rowsPerInvocation ?? 4)) });
   options.parts?.slice(0, -1).reduce((start, part, k) => ((constants[`PART${k + 1}`] = start + part.rows), start + part.rows), 0);
   return createKernel(device, gemvWgsl({ ...options, kv: options.attention?.kv }), constants, `gemv-${options.epilogue ?? "store"}`);
 }

@@ -5,7 +5,7 @@
 import { EngineError } from "../../../../errors/engine-error.js";
 import type { LlamaConfig } from "../model/llama-config.js";
 import { argmaxChunks, createArgmax } from "../kernels/argmax.js";
-import { createAttention } from "../kernels/attention.js";
+import { attentionGroups, createAttention } from "../kernels/attention.js";
 import { createEmbed } from "../kernels/dequantize.js";
 import { balancedLaunch, createGemv, gemvInvocations, type GemvOptions } from "../kernels/gemv.js";
 import type { KvCacheType } from "../kernels/kv-cache-wgsl.js";
@@ -38,6 +38,11 @@ export interface DecodePlanOptions {
   gemvRows?: 4 | 8;
   /** Spread small GEMV grids evenly over this many CPU threads (software adapters; default 1 = plain 64-wide). */
   threads?: number;
+  /**
+   * Attention as one invocation per head, serial over the context and without barriers (software adapters, where a
+   * barrier costs more than a short context's whole attention), instead of a workgroup per head (default).
+   */
+  serialAttention?: boolean;
   /** KV cache element type: f32 (default, exact against the f64 reference) or f16 (half the memory, llama.cpp's default). */
   kvCache?: KvCacheType;
   /** Prompt tokens per prefill batch (default 64); 1 evaluates prompts token by token with decode steps. */
@@ -64,18 +69,24 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
   const addGemv = (kind: string, m: GpuMatrix, options: Omit<GemvOptions, "type">, buffers: BufferRange[]) =>
     add(kind, gemv(m, options), [...buffers, ...m.planes], gemvGroups(m.rows));
 
+  const fuseNorm = options.fuseNorm === true;
   const rmsNorm = lazily(() => createRmsNorm(device, 1, d, eps));
-  /** The GEMV input for a norm: x with the gain bound for the prologue, or x̂ from a norm dispatch. */
+  /**
+   * The input of a GEMV after an RMSNorm, always in `normed`: g⊙x, which the kernel that wrote x prepared with the
+   * partial sums the GEMV binds after y (fused), or x̂ from a norm dispatch.
+   */
   const prenorm = (gain: BufferRange): { norm: boolean; input: BufferRange[] } => {
-    if (options.fuseNorm) return { norm: true, input: [b.x] };
-    add("rms-norm", rmsNorm(), [b.x, b.normed, gain], 1);
-    return { norm: false, input: [b.normed] };
+    if (!fuseNorm) add("rms-norm", rmsNorm(), [b.x, b.normed, gain], 1);
+    return { norm: fuseNorm, input: [b.normed] };
   };
-  const withGain = (n: { norm: boolean }, gain: BufferRange) => (n.norm ? [gain] : []);
+  const withSums = (n: { norm: boolean }) => (n.norm ? [b.sums] : []);
+  /** What a kernel writing x binds to prepare the next norm with gain g (fused only). */
+  const normNext = (gain: BufferRange) => (fuseNorm ? [gain, b.normed, b.sums] : []);
 
-  add("embed", createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [{ buffer: b.token, offset: 0, size: 4 }, b.x, ...w.embeddings.planes], groupsFor(d / 32));
+  const embed = createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols, fuseNorm ? rowsPerInvocation : undefined);
+  add("embed", embed, [{ buffer: b.token, offset: 0, size: 4 }, b.x, ...w.embeddings.planes, ...normNext(w.layers[0]!.attnNorm)], groupsFor(d / 32));
   const ropeKv = lazily(() => createRopeKv(device, shape, w.ropeStyle));
-  const attention = createAttention(device, shape);
+  const attention = createAttention(device, shape, options.serialAttention);
   const caches = (i: number) => [b.step, b.ropeTable, b.keys[i]!, b.values[i]!];
   const layerEnds: number[] = [];
   w.layers.forEach((layer, i) => {
@@ -87,31 +98,32 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
       const parts = rest.length ? layer.qkv.map((m) => ({ type: m.type, rows: m.rows })) : undefined;
       const m = { ...first!, rows: layer.qkv.reduce((n, q) => n + q.rows, 0) };
       const planes = layer.qkv.flatMap((q) => q.planes);
-      add("qkv-rope", gemv(m, { norm: attnIn.norm, epilogue: "rope-kv", bias: bias.length > 0, parts }), [...attnIn.input, b.qkv, ...withGain(attnIn, layer.attnNorm), ...planes, ...bias, ...caches(i)], gemvGroups(m.rows));
+      add("qkv-rope", gemv(m, { norm: attnIn.norm, epilogue: "rope-kv", bias: bias.length > 0, parts }), [...attnIn.input, b.qkv, ...withSums(attnIn), ...planes, ...bias, ...caches(i)], gemvGroups(m.rows));
     } else {
       let offset = 0;
       layer.qkv.forEach((m) => {
         const range = layer.qkvBias && { buffer: layer.qkvBias.buffer, offset: layer.qkvBias.offset + offset, size: m.rows * 4 };
-        add("qkv", gemv(m, { norm: attnIn.norm, bias: range !== undefined }), [...attnIn.input, rangeOf(device, b.qkv, offset, m.rows * 4), ...withGain(attnIn, layer.attnNorm), ...m.planes, ...(range ? [range] : [])], gemvGroups(m.rows));
+        add("qkv", gemv(m, { norm: attnIn.norm, bias: range !== undefined }), [...attnIn.input, rangeOf(device, b.qkv, offset, m.rows * 4), ...withSums(attnIn), ...m.planes, ...(range ? [range] : [])], gemvGroups(m.rows));
         offset += m.rows * 4;
       });
       add("rope-kv", ropeKv(), [b.step, b.qkv, b.ropeTable, b.keys[i]!, b.values[i]!], groupsFor(ropeKvInvocations(shape, w.ropeStyle)));
     }
-    add("attention", attention, [b.step, { buffer: b.qkv, offset: 0, size: heads * headDim * 4 }, b.keys[i]!, b.values[i]!, b.scores, b.attn], heads);
-    addGemv("o-residual", layer.o, { epilogue: "residual" }, [b.attn, b.x]);
+    add("attention", attention, [b.step, { buffer: b.qkv, offset: 0, size: heads * headDim * 4 }, b.keys[i]!, b.values[i]!, ...(options.serialAttention ? [] : [b.scores]), b.attn], attentionGroups(heads, options.serialAttention));
+    add("o-residual", gemv(layer.o, { epilogue: "residual", normNext: fuseNorm }), [b.attn, b.x, ...layer.o.planes, ...normNext(layer.ffnNorm)], gemvGroups(layer.o.rows));
     if (layer.gate.type !== layer.up.type || layer.gate.rows !== feedForward) {
       throw new EngineError("invalid_request", `layer ${i}: ffn_gate and ffn_up must share a type for the fused SwiGLU kernel`);
     }
     const ffnIn = prenorm(layer.ffnNorm);
     const swiglu = gemv(layer.gate, { norm: ffnIn.norm, epilogue: "swiglu" });
-    add("gate-up-swiglu", swiglu, [...ffnIn.input, b.hidden, ...withGain(ffnIn, layer.ffnNorm), ...layer.gate.planes, ...layer.up.planes], gemvGroups(feedForward));
-    addGemv("down-residual", layer.down, { epilogue: "residual" }, [b.hidden, b.x]);
+    add("gate-up-swiglu", swiglu, [...ffnIn.input, b.hidden, ...withSums(ffnIn), ...layer.gate.planes, ...layer.up.planes], gemvGroups(feedForward));
+    const nextGain = w.layers[i + 1]?.attnNorm ?? w.outputNorm;
+    add("down-residual", gemv(layer.down, { epilogue: "residual", normNext: fuseNorm }), [b.hidden, b.x, ...layer.down.planes, ...normNext(nextGain)], gemvGroups(layer.down.rows));
     layerEnds.push(list.length - 1);
   });
   const outIn = prenorm(w.outputNorm);
   let row = 0;
   for (const shard of w.output) {
-    addGemv("lm-head", shard, { norm: outIn.norm }, [...outIn.input, rangeOf(device, b.logits, row * 4, shard.rows * 4), ...withGain(outIn, w.outputNorm)]);
+    addGemv("lm-head", shard, { norm: outIn.norm }, [...outIn.input, rangeOf(device, b.logits, row * 4, shard.rows * 4), ...withSums(outIn)]);
     row += shard.rows;
   }
   const argmax = createArgmax(device, row);
@@ -126,7 +138,7 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
  */
 function fusesQkv(device: GPUDevice, layer: DecodeLayerWeights, ropeStyle: RopeStyle, headDim: number, rowsPerInvocation: number, norm: boolean): boolean {
   if (ropeStyle !== "norm" || headDim % 4 !== 0 || layer.qkv.some((m) => m.rows % rowsPerInvocation !== 0)) return false;
-  // x, y, [gain], the planes, [bias], table, k cache, v cache (the step is a uniform).
+  // x, y, [sums], the planes, [bias], table, k cache, v cache (the step is a uniform).
   const storage = 2 + (norm ? 1 : 0) + layer.qkv.reduce((n, m) => n + m.planes.length, 0) + (layer.qkvBias ? 1 : 0) + 3;
   return storage <= device.limits.maxStorageBuffersPerShaderStage;
 }
