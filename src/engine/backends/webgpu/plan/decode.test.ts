@@ -52,7 +52,8 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
       const session = createReferenceSession(reference);
       for (const token of [1, 70, 140, 7, 33, 99]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
       // embed (+ first norm); per layer QKV+RoPE (normed), attention, O (+ next norm), gate/up (normed), down (+ next norm); LM head, 2 argmax
-      expect(plan.dispatchCount).toBe(1 + 5 * reference.config.layers + 3);
+      expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);
+      expect(plan.dispatchCount).toBe(plan.lastStepDispatches); // what the model's info reports per token
       plan.destroy();
       arena.destroy();
     });
@@ -83,7 +84,7 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     const session = createReferenceSession(reference);
     for (const token of [5, 60, 120, 9, 200]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
     // embed; per layer QKV+bias+RoPE (NEOX rows interleaved at upload), attention, O, gate/up, down; LM head, 2 argmax
-    expect(plan.dispatchCount).toBe(1 + 5 * reference.config.layers + 3);
+    expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);
     plan.destroy();
     arena.destroy();
   });
@@ -95,7 +96,7 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     const session = createReferenceSession(reference);
     for (const token of [7, 99, 250, 31]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
     // embed; per layer QKV of two types in one GEMV with bias and RoPE, attention, O, gate/up, down; 3 LM-head shards, 2 argmax
-    expect(plan.dispatchCount).toBe(1 + 5 * reference.config.layers + 5);
+    expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 5);
     plan.destroy();
     arena.destroy();
   });
@@ -125,7 +126,7 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     const { plan, arena, reference } = await load("q4_0-split", { type: "q4_0" }, { stackQkv: false });
     const session = createReferenceSession(reference);
     for (const token of [9, 80, 3, 41]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-    expect(plan.dispatchCount).toBe(1 + 5 * reference.config.layers + 3);
+    expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);
     plan.destroy();
     arena.destroy();
   });
@@ -134,7 +135,7 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     const { plan, arena, reference } = await load("q5_1-gpu-choices", { type: "q5_1" }, {}, { gemvRows: 4, threads: 1, serialAttention: false });
     const session = createReferenceSession(reference);
     for (const token of [2, 64, 128, 17]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-    expect(plan.dispatchCount).toBe(1 + 5 * reference.config.layers + 3);
+    expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);
     plan.destroy();
     arena.destroy();
   });
@@ -145,7 +146,7 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     // Keys and values are rounded to half (relative 2^-11): bounds of a few f16 ulps, not f32 ones.
     for (const token of [4, 90, 180, 23, 61]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token), { layer: 2e-3, logits: 2e-3 });
     // embed; per layer norm, QKV+RoPE, attention, O, norm, gate/up, down; norm, LM head, 2 argmax
-    expect(plan.dispatchCount).toBe(1 + 7 * reference.config.layers + 4);
+    expect(plan.lastStepDispatches).toBe(1 + 7 * reference.config.layers + 4);
     plan.destroy();
     arena.destroy();
   });

@@ -47,6 +47,8 @@ export class DecodePlan {
   position = 0;
   /** Host times of the last step() (profiles read them). */
   lastHostTimes: StepHostTimes = { encodeMs: 0, submitMs: 0, waitMs: 0 };
+  /** Dispatches the last recorded token actually recorded (counted as they are encoded; tests check it). */
+  lastStepDispatches = 0;
   private readonly buffers: DecodeBuffers;
   private readonly dispatches: DecodeDispatches;
   private ring: RunAheadRing | undefined;
@@ -202,11 +204,13 @@ export class DecodePlan {
   private encode(encoder: GPUCommandEncoder, dump: GPUBuffer | undefined): void {
     const { list, layerEnds } = this.dispatches;
     let pass = encoder.beginComputePass();
+    let recorded = 0;
     for (let i = 0; i < list.length; i++) {
       const d = list[i]!;
       pass.setPipeline(d.pipeline);
       pass.setBindGroup(0, d.bindGroup);
       pass.dispatchWorkgroups(d.workgroups);
+      recorded++;
       const layer = dump ? layerEnds.indexOf(i) : -1;
       if (layer >= 0) {
         // Copies cannot sit inside a compute pass: end it, copy the residual, and go on in a new pass.
@@ -216,5 +220,6 @@ export class DecodePlan {
       }
     }
     pass.end();
+    this.lastStepDispatches = recorded;
   }
 }
