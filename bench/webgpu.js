@@ -6,6 +6,7 @@
  * Env: BENCH_THREADS (llama.cpp threads; default all cores), ROUNDS (default 2), BENCH_GENERATE (tokens, default 32),
  * BENCH_MODEL_PATH (default: the store's default model), BENCH_TAG (suffix of the result files), BENCH_WEBGPU_BASELINE (the dist folder of an earlier kiln build:
  * its WebGPU backend becomes a fourth side, "webgpu, baseline build", so a speed-up against that code is a same-run ratio).
+ * `npm run bench:webgpu -- --profile` measures where a decode token's time goes instead (bench/webgpu-profile.js).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { hostname, loadavg } from "node:os";
@@ -15,6 +16,11 @@ import { readSettings } from "./lib/config.js";
 import { describeMachine } from "./lib/machine.js";
 import { makeProse } from "./lib/prompts.js";
 import { median, ratio, round } from "./lib/stats.js";
+
+if (process.argv.includes("--profile")) {
+  await import("./webgpu-profile.js");
+  process.exit(0);
+}
 
 const settings = readSettings();
 const rounds = Number(process.env.ROUNDS ?? 2);

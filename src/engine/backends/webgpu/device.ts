@@ -134,7 +134,9 @@ async function requestAdapter(backend: string): Promise<{ gpu: GPU; adapter: GPU
 
 async function openOn(backend: string, gpu: GPU, adapter: GPUAdapter, options: OpenGpuDeviceOptions): Promise<GpuDevice> {
   const limits = readLimits(adapter.limits);
-  const device = await adapter.requestDevice({ requiredLimits: limits });
+  // Timestamp queries only serve profiles (bench:webgpu --profile), and cost nothing unless written.
+  const requiredFeatures: GPUFeatureName[] = adapter.features.has("timestamp-query") ? ["timestamp-query"] : [];
+  const device = await adapter.requestDevice({ requiredLimits: limits, requiredFeatures });
   const info = describeAdapter(backend, adapter, limits);
   let reportFailure = (_error: EngineError): void => {};
   const lost = device.lost.then((loss) => {
