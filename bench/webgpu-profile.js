@@ -5,13 +5,12 @@
  * bench/results/<date>-<host>-webgpu-profile[-model].{json,md}. Env: BENCH_MODEL_PATH (default: the store's default
  * model), BENCH_GENERATE (profiled tokens, default 16), BENCH_TAG (suffix of the result files).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
 import { hostname, loadavg } from "node:os";
 import { basename } from "node:path";
-import { fileURLToPath } from "node:url";
 import { readSettings } from "./lib/config.js";
 import { describeMachine } from "./lib/machine.js";
 import { round } from "./lib/stats.js";
+import { writeWebGpuResult } from "./webgpu-results.js";
 
 const webgpu = "../dist/engine/backends/webgpu";
 const { openGpuDevice } = await import(`${webgpu}/device.js`);
@@ -65,11 +64,5 @@ const markdown = [
   `| all | ${profile.dispatchesPerToken} | ${round(gpuMs, 3)} | 100% |`,
   "",
 ].join("\n");
-const dir = fileURLToPath(new URL("./results/", import.meta.url));
-mkdirSync(dir, { recursive: true });
-const model = basename(settings.modelPath, ".gguf");
-const tag = process.env.BENCH_TAG ? `-${process.env.BENCH_TAG.replace(/[^\w.-]/g, "")}` : "";
-const name = `${started.toISOString().slice(0, 10)}-${hostname().split(".")[0]}-webgpu-profile${model === "smollm2-135m" ? "" : `-${model}`}${tag}`;
-writeFileSync(`${dir}${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
-writeFileSync(`${dir}${name}.md`, markdown);
+writeWebGpuResult("-profile", settings.modelPath, started, result, markdown);
 console.log(markdown);
