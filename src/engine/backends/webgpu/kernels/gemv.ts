@@ -5,8 +5,8 @@
  */
 import type { GgmlType } from "../gguf/quant-types.js";
 import { blockDotWgsl, declarePlanes, unpackWgsl, weightPlanes } from "./quant-wgsl.js";
-import type { KvCacheType } from "./kv-cache-wgsl.js";
-import { ropeKvEpilogueWgsl, type AttentionShape } from "./rope.js";
+import { attentionPrologueWgsl } from "./attention-prologue.js";
+import { ropeKvEpilogueWgsl, shapeConstants, type AttentionShape } from "./rope.js";
 import { createKernel } from "./run-kernel.js";
 
 /** What a GEMV fuses. */
@@ -37,6 +37,11 @@ export interface GemvOptions {
    */
   parts?: { type: GgmlType; rows: number }[];
   /**
+   * The input is the attention output, computed first by each workgroup from q (bound as x) and the KV caches
+   * (attention-prologue.ts; software adapters). Its bindings (step, k_cache, v_cache) follow W.
+   */
+  attend?: boolean;
+  /**
    * Rows each invocation owns (default 4). Its x slice is loaded once per block for all of them, and loads dominate
    * on llvmpipe, so 8 is faster there; 4 keeps more invocations in flight on a real GPU.
    */
@@ -44,7 +49,9 @@ export interface GemvOptions {
 }
 
 /** Bindings, in order: x, y, [gain], W planes, [bias | U planes | step, table, k_cache, v_cache]. */
-export function gemvWgsl({ type, norm = false, normNext = false, epilogue = "store", bias = false, rowsPerInvocation: ROWS_PER = 4, kv = "f32", parts }: GemvOptions & { kv?: KvCacheType }): string {
+export function gemvWgsl({ type, norm = false, normNext = false, epilogue = "store", bias = false, rowsPerInvocation: ROWS_PER = 4, parts, attend = false, shape }: GemvOptions & { shape?: AttentionShape }): string {
+  const kv = shape?.kv ?? "f32";
+  if (attend && !shape) throw new RangeError("an attention prologue needs the attention shape");
   if (bias && epilogue !== "store" && epilogue !== "rope-kv") throw new RangeError("a GEMV bias goes with the store and rope-kv epilogues only");
   if (normNext && epilogue !== "residual") throw new RangeError("a GEMV prepares the next norm in the residual epilogue only");
   const first = norm ? 3 : 2;
@@ -58,19 +65,32 @@ export function gemvWgsl({ type, norm = false, normNext = false, epilogue = "sto
     return declared;
   });
   const afterW = binding;
+  const next = afterW + (attend ? 3 : 0);
   const groups = Array.from({ length: ROWS_PER / 4 }, (_, v) => v);
   const rowsOf = (p: string, v: number) => `vec4<f32>(${[0, 1, 2, 3].map((t) => `${p}_dot(rb${4 * v + t} + b)`).join(", ")})`;
   const value = swiglu ? "silu(a[t]) * u[t]" : epilogue === "residual" ? "y[r + t] + a[t]" : bias ? "a[t] + bias[r + t]" : "a[t]";
-  const accumulate = (p: string) => groups.map((v) => `acc${v} += ${rowsOf(p, v)};${swiglu ? ` accu${v} += ${rowsOf("u", v)};` : ""}`).join("\n    ");
-  // One matrix: accumulate. Several: the invocation's part picks the matrix (uniform per invocation, no straddling).
-  const body = parts ? types.map((_, k) => `${k ? " else " : ""}${k < types.length - 1 ? `if (part == ${k}u) ` : ""}{ ${accumulate(prefix(k))} }`).join("") : accumulate("w");
+  // The K loop over one matrix: each 32-block of x is loaded once for all the invocation's rows.
+  const loop = (p: string) => `for (var b = 0u; b < nb; b++) {
+    var s = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
+    for (var j = 0u; j < 8u; j++) {
+      let v = ${attend ? "xs" : "x"}[b * 8u + j];
+      xv[j] = v;
+      s[j / 4u] += v;
+    }
+    xhalf = vec2<f32>(dot(s[0], vec4<f32>(1.0)), dot(s[1], vec4<f32>(1.0)));
+    xsum = xhalf.x + xhalf.y;
+    ${groups.map((v) => `acc${v} += ${rowsOf(p, v)};${swiglu ? ` accu${v} += ${rowsOf("u", v)};` : ""}`).join("\n    ")}
+  }`;
+  // Several matrices: the invocation's part picks one, outside the loop (llvmpipe runs both sides of a branch for
+  // its SIMD lanes, so a branch inside the loop would decode every type for every row).
+  const body = parts ? types.map((_, k) => `${k ? " else " : ""}${k < types.length - 1 ? `if (part == ${k}u) ` : ""}{\n  ${loop(prefix(k))}\n  }`).join("") : loop("w");
   const store = (v: number) => (epilogue === "rope-kv" ? `if (r0 + ${4 * v}u < ROWS) { store_rows(r0 + ${4 * v}u, acc${v}); }` : `${normNext ? "ss += " : ""}store4(r0 + ${4 * v}u, acc${v}${swiglu ? `, accu${v}` : ""});`);
   return /* wgsl */ `
 override ROWS: u32;
 override COLS: u32;
 override EPS: f32 = 1e-5;
 override WG: u32 = 64;
-@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(0) var<storage, read> ${attend ? "q" : "x"}: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;
 ${norm ? "override NORM_PARTS: u32;\n@group(0) @binding(2) var<storage, read> sums: array<f32>;" : ""}
 ${planes.join("\n")}
@@ -78,9 +98,10 @@ ${parts ? partBoundsWgsl(parts.length) : ""}
 ${swiglu ? declarePlanes(type, "u", afterW) : ""}
 ${bias ? `@group(0) @binding(${afterW}) var<storage, read> bias: array<f32>;` : ""}
 ${epilogue === "rope-kv" ? ropeKvEpilogueWgsl(afterW + (bias ? 1 : 0), kv, bias) : ""}
-${normNext ? `@group(0) @binding(${afterW}) var<storage, read> next_gain: array<f32>;
-@group(0) @binding(${afterW + 1}) var<storage, read_write> next_x: array<f32>;
-@group(0) @binding(${afterW + 2}) var<storage, read_write> next_sums: array<f32>;` : ""}
+${attend ? attentionPrologueWgsl(afterW, shape!) : ""}
+${normNext ? `@group(0) @binding(${next}) var<storage, read> next_gain: array<f32>;
+@group(0) @binding(${next + 1}) var<storage, read_write> next_x: array<f32>;
+@group(0) @binding(${next + 2}) var<storage, read_write> next_sums: array<f32>;` : ""}
 var<private> xv: array<vec4<f32>, 8>;
 var<private> xsum: f32;
 var<private> xhalf: vec2<f32>;
@@ -98,7 +119,8 @@ ${normNext ? `fn store4(r: u32, a: vec4<f32>) -> f32 {
   for (var t = 0u; t < 4u; t++) { if (r + t < ROWS) { y[r + t] = ${value}; } }
 }`}
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+  ${attend ? "attend(lane); // before any return: every lane reaches its barrier" : ""}
   let r0 = gid.x * ${ROWS_PER}u;
   if (r0 >= ROWS) { return; }
   let nb = COLS / 32u;
@@ -106,17 +128,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   ${parts ? "let part = part_of(r0);" : ""}
   ${Array.from({ length: ROWS_PER }, (_, t) => `let rb${t} = (min(r0 + ${t}u, ROWS - 1u)${parts ? " - part_start(part)" : ""}) * nb;`).join(" ")}
   ${groups.map((v) => `var acc${v} = vec4<f32>(0.0);${swiglu ? ` var accu${v} = vec4<f32>(0.0);` : ""}`).join(" ")}
-  for (var b = 0u; b < nb; b++) {
-    var s = array<vec4<f32>, 2>(vec4<f32>(0.0), vec4<f32>(0.0));
-    for (var j = 0u; j < 8u; j++) {
-      let v = x[b * 8u + j];
-      xv[j] = v;
-      s[j / 4u] += v;
-    }
-    xhalf = vec2<f32>(dot(s[0], vec4<f32>(1.0)), dot(s[1], vec4<f32>(1.0)));
-    xsum = xhalf.x + xhalf.y;
-    ${body}
-  }
+  ${body}
   ${norm ? normScale(swiglu, groups) : ""}
   ${normNext ? "var ss = 0.0;" : ""}
   ${groups.map(store).join("\n  ")}
@@ -149,11 +161,12 @@ export function createGemv(
   if (options.epilogue === "rope-kv") {
     const s = options.attention;
     if (!s || s.headDim % 4 !== 0 || options.rows !== (s.heads + 2 * s.kvHeads) * s.headDim) throw new RangeError("rope-kv needs q|k|v rows and a head dim that is a multiple of 4");
-    Object.assign(constants, { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx });
+    Object.assign(constants, shapeConstants(s));
   }
   if (options.norm) Object.assign(constants, { EPS: options.eps ?? 1e-5, NORM_PARTS: options.normParts ?? Math.ceil(options.cols / (options.rowsPerInvocation ?? 4)) });
   options.parts?.slice(0, -1).reduce((start, part, k) => ((constants[`PART${k + 1}`] = start + part.rows), start + part.rows), 0);
-  return createKernel(device, gemvWgsl({ ...options, kv: options.attention?.kv }), constants, `gemv-${options.epilogue ?? "store"}`);
+  if (options.attend && options.attention) Object.assign(constants, shapeConstants(options.attention));
+  return createKernel(device, gemvWgsl({ ...options, shape: options.attention }), constants, `gemv-${options.epilogue ?? "store"}`);
 }
 
 /**
