@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { SHAPE, packHalves, stepAt, unpackHalves } from "./attention-kit.fixture.js";
-import { attentionGroups, createAttention } from "./attention.js";
-import { device, maxAbsDiff, noGpu, randomFloats } from "./gpu-test-kit.fixture.js";
+import { GgmlType } from "../gguf/quant-types.js";
+import { createAttention } from "./attention.js";
+import { createGemv } from "./gemv.js";
+import { device, maxAbsDiff, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
 
 /** f64 attention of one token: per query head, softmax(q·K/√D)·V over its kv head (GQA). */
@@ -24,28 +26,44 @@ function attend(q: Float32Array, k: Float32Array, v: Float32Array, kvLen: number
 }
 
 /** Short (fewer positions than lanes) and long (each lane strides over several positions) contexts. */
-const CASES = [
-  ["workgroup", "f32", 8, 6], ["workgroup", "f16", 8, 6], ["workgroup", "f32", 200, 150], ["workgroup", "f16", 200, 199],
-  ["serial", "f32", 8, 6], ["serial", "f16", 200, 199],
-] as const;
+const CASES = [["f32", 8, 6], ["f16", 8, 6], ["f32", 200, 150], ["f16", 200, 199]] as const;
 
-describe.skipIf(noGpu).each(CASES)("decode attention in one dispatch (%s kernel), %s KV cache, %i positions, at %i", (variant, kv, maxCtx, pos) => {
+/** Random q and caches (rounded as an f16 cache stores them), uploaded, with the f64 attention they should give. */
+function attentionCase(kv: "f32" | "f16", maxCtx: number, pos: number) {
+  const { heads, kvHeads, headDim: D } = SHAPE;
+  const q = randomFloats(heads * D, 31, 2);
+  const stored = (a: Float32Array) => (kv === "f16" ? unpackHalves(packHalves(a)) : a);
+  const k = stored(randomFloats(kvHeads * maxCtx * D, 32, 2));
+  const v = stored(randomFloats(kvHeads * maxCtx * D, 33));
+  const upload = (a: Float32Array) => createStorage(device(), kv === "f16" ? packHalves(a) : a);
+  return { q: createStorage(device(), q), k: upload(k), v: upload(v), step: stepAt(pos), expected: attend(q, k, v, pos + 1, maxCtx) };
+}
+
+describe.skipIf(noGpu).each(CASES)("decode attention in one dispatch, %s KV cache, %i positions, at %i", (kv, maxCtx, pos) => {
   it("matches f64 attention with GQA within 1e-5 (on the values the cache holds)", async () => {
-    const shape = { ...SHAPE, maxCtx };
-    const { heads, kvHeads, headDim: D } = shape;
-    const q = randomFloats(heads * D, 31, 2);
-    const stored = (a: Float32Array) => (kv === "f16" ? unpackHalves(packHalves(a)) : a);
-    const k = stored(randomFloats(kvHeads * maxCtx * D, 32, 2));
-    const v = stored(randomFloats(kvHeads * maxCtx * D, 33));
-    const serial = variant === "serial";
-    const p = createAttention(device(), { ...shape, kv }, serial);
-    const step = stepAt(pos);
+    const { heads, headDim: D } = SHAPE;
+    const c = attentionCase(kv, maxCtx, pos);
+    const p = createAttention(device(), { ...SHAPE, maxCtx, kv });
     const scores = createStorage(device(), heads * maxCtx * 4);
     const out = createStorage(device(), heads * D * 4);
-    const upload = (a: Float32Array) => createStorage(device(), kv === "f16" ? packHalves(a) : a);
-    const [qb, kb, vb] = [createStorage(device(), q), upload(k), upload(v)];
-    dispatch(device(), [{ pipeline: p, bindGroup: bindBuffers(device(), p, [step, qb, kb, vb, ...(serial ? [] : [scores]), out]), workgroups: attentionGroups(heads, serial) }]);
-    const expected = attend(q, k, v, pos + 1, maxCtx);
-    expect(maxAbsDiff(await readFloats(device(), out, heads * D), expected)).toBeLessThanOrEqual(1e-5 * Math.max(...expected.map(Math.abs)));
+    dispatch(device(), [{ pipeline: p, bindGroup: bindBuffers(device(), p, [c.step, c.q, c.k, c.v, scores, out]), workgroups: heads }]);
+    expect(maxAbsDiff(await readFloats(device(), out, heads * D), c.expected)).toBeLessThanOrEqual(1e-5 * Math.max(...c.expected.map(Math.abs)));
+  });
+
+  it("as the O projection's prologue: y += W_o·attention, every workgroup computing the attention itself", async () => {
+    const { heads, headDim: D } = SHAPE;
+    const cols = heads * D;
+    const rows = 24;
+    const c = attentionCase(kv, maxCtx, pos);
+    const { tensor, values } = randomPlanar(GgmlType.Q8_0, rows, cols, 34);
+    const initial = randomFloats(rows, 35);
+    const y = createStorage(device(), initial);
+    // 8 rows per invocation, 3 invocations in workgroups of 2: two workgroups each compute the attention.
+    const pipeline = createGemv(device(), { type: GgmlType.Q8_0, epilogue: "residual", attend: true, rowsPerInvocation: 8, rows, cols, workgroupSize: 2, attention: { ...SHAPE, maxCtx, kv } });
+    dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, [c.q, y, ...uploadPlanes(tensor), c.step, c.k, c.v]), workgroups: 2 }]);
+    const expected = Float64Array.from({ length: rows }, (_, r) => initial[r]! + c.expected.reduce((sum, a, k) => sum + values[r * cols + k]! * a, 0));
+    // f32 summation drift: bounded by the sum of the terms' magnitudes.
+    const magnitude = Math.max(...Array.from({ length: rows }, (_, r) => Math.abs(initial[r]!) + c.expected.reduce((sum, a, k) => sum + Math.abs(values[r * cols + k]! * a), 0)));
+    expect(maxAbsDiff(await readFloats(device(), y, rows), expected)).toBeLessThanOrEqual(1e-5 * magnitude);
   });
 });

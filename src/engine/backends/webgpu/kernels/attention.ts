@@ -6,7 +6,7 @@
  * scores are [HEADS][MAX_CTX]; the output is [HEADS][HEAD_DIM], the input of the O projection.
  */
 import { declareKvCache, decodeKvQuad, kvHelpersWgsl, type KvCacheType } from "./kv-cache-wgsl.js";
-import type { AttentionShape } from "./rope.js";
+import { shapeConstants, type AttentionShape } from "./rope.js";
 import { createKernel } from "./run-kernel.js";
 import { stepWgsl } from "./step.js";
 
@@ -84,56 +84,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 }`;
 }
 
-/**
- * The barrier-free variant for software adapters, where a workgroup barrier costs more than the whole computation
- * of a short context: one invocation per query head runs an online softmax over t (the running maximum rescales
- * what was summed so far) with the head's output in registers. Bindings: step, q, k_cache, v_cache, out (no scores).
- */
-export function serialAttentionWgsl(kv: KvCacheType = "f32", headDim: number): string {
-  const n = headDim / 4;
-  return /* wgsl */ `${shapeWgsl}
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
-${declareKvCache(2, "k_cache", kv, "quad", "read")}
-${declareKvCache(3, "v_cache", kv, "quad", "read")}
-${kvHelpersWgsl(kv)}
-@group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
-@compute @workgroup_size(16)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let h = gid.x;
-  if (h >= HEADS) { return; }
-  let kvh = h / (HEADS / KV_HEADS);
-  let scale = inverseSqrt(f32(HEAD_DIM));
-  var qh: array<vec4<f32>, ${n}>;
-  var o: array<vec4<f32>, ${n}>;
-  for (var d = 0u; d < ${n}u; d++) { qh[d] = q[h * ${n}u + d] * scale; o[d] = vec4<f32>(0.0); }
-  var m = -3.0e38;
-  var sum = 0.0;
-  for (var t = 0u; t < step.kv_len; t++) {
-    let row = (kvh * MAX_CTX + t) * ${n}u;
-    var s = 0.0;
-    for (var d = 0u; d < ${n}u; d++) { s += dot(qh[d], ${decodeKvQuad(kv, "k_cache[row + d]")}); }
-    let top = max(m, s);
-    let shrink = exp(m - top);
-    let p = exp(s - top);
-    sum = sum * shrink + p;
-    for (var d = 0u; d < ${n}u; d++) { o[d] = o[d] * shrink + p * ${decodeKvQuad(kv, "v_cache[row + d]")}; }
-    m = top;
-  }
-  for (var d = 0u; d < ${n}u; d++) { out[h * ${n}u + d] = o[d] / sum; }
-}`;
-}
-
-/**
- * The attention pipeline for one shape: the workgroup kernel (dispatch `heads` workgroups), or with `serial` the
- * software adapters' one (dispatch ceil(heads / 16) workgroups; attentionGroups says which).
- */
-export function createAttention(device: GPUDevice, s: AttentionShape, serial = false): GPUComputePipeline {
+/** The attention pipeline for one shape; dispatch `heads` workgroups. */
+export function createAttention(device: GPUDevice, s: AttentionShape): GPUComputePipeline {
   if (s.headDim % 4 !== 0 || s.headDim / 4 > ATTENTION_LANES) throw new RangeError(`decode attention takes head dims that are multiples of 4 up to ${4 * ATTENTION_LANES}`);
-  const constants = { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx };
-  return createKernel(device, serial ? serialAttentionWgsl(s.kv, s.headDim) : attentionWgsl(s.kv), constants, "attention");
-}
-
-/** Workgroups of the attention dispatch. */
-export function attentionGroups(heads: number, serial = false): number {
-  return serial ? Math.ceil(heads / 16) : heads;
+  return createKernel(device, attentionWgsl(s.kv), shapeConstants(s), "attention");
 }

@@ -113,13 +113,18 @@ export interface AttentionShape {
   kv?: KvCacheType;
 }
 
+/** The override constants of kernels over the attention shape. */
+export function shapeConstants(s: AttentionShape): Record<string, number> {
+  return { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx };
+}
+
 /** Which dims RoPE pairs (see LlamaConfig.ropeStyle). */
 export type RopeStyle = "norm" | "neox";
 
 /** Pipeline for ropeKvWgsl; dispatch groupsFor(ropeKvInvocations(shape, style)). */
 export function createRopeKv(device: GPUDevice, s: AttentionShape, style: RopeStyle = "norm"): GPUComputePipeline {
   if (style === "neox" && s.headDim % 4 !== 0) throw new RangeError("NEOX RoPE needs a head dim that is a multiple of 4");
-  return createKernel(device, ropeKvWgsl(s.kv, style), { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx }, "rope-kv");
+  return createKernel(device, ropeKvWgsl(s.kv, style), shapeConstants(s), "rope-kv");
 }
 
 /** Invocations of the RoPE + KV kernel for `tokens` tokens: one per pair (NORM) or per two pairs (NEOX). */

@@ -5,7 +5,7 @@
 import { EngineError } from "../../../../errors/engine-error.js";
 import type { LlamaConfig } from "../model/llama-config.js";
 import { argmaxChunks, createArgmax } from "../kernels/argmax.js";
-import { attentionGroups, createAttention } from "../kernels/attention.js";
+import { createAttention } from "../kernels/attention.js";
 import { createEmbed } from "../kernels/dequantize.js";
 import { balancedLaunch, createGemv, gemvInvocations, type GemvOptions } from "../kernels/gemv.js";
 import type { KvCacheType } from "../kernels/kv-cache-wgsl.js";
@@ -39,10 +39,11 @@ export interface DecodePlanOptions {
   /** Spread small GEMV grids evenly over this many CPU threads (software adapters; default 1 = plain 64-wide). */
   threads?: number;
   /**
-   * Attention as one invocation per head, serial over the context and without barriers (software adapters, where a
-   * barrier costs more than a short context's whole attention), instead of a workgroup per head (default).
+   * Attention as the prologue of the O projection (software adapters: one dispatch less per layer, and llvmpipe
+   * pays more for a barrier-heavy kernel than for the attention of a short context), instead of its own dispatch
+   * with a workgroup per head (default).
    */
-  serialAttention?: boolean;
+  attentionPrologue?: boolean;
   /** KV cache element type: f32 (default, exact against the f64 reference) or f16 (half the memory, llama.cpp's default). */
   kvCache?: KvCacheType;
   /** Prompt tokens per prefill batch (default 64); 1 evaluates prompts token by token with decode steps. */
@@ -86,7 +87,7 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
   const embed = createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols, fuseNorm ? rowsPerInvocation : undefined);
   add("embed", embed, [{ buffer: b.token, offset: 0, size: 4 }, b.x, ...w.embeddings.planes, ...normNext(w.layers[0]!.attnNorm)], groupsFor(d / 32));
   const ropeKv = lazily(() => createRopeKv(device, shape, w.ropeStyle));
-  const attention = createAttention(device, shape, options.serialAttention);
+  const attention = lazily(() => createAttention(device, shape));
   const caches = (i: number) => [b.step, b.ropeTable, b.keys[i]!, b.values[i]!];
   const layerEnds: number[] = [];
   w.layers.forEach((layer, i) => {
@@ -108,8 +109,14 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
       });
       add("rope-kv", ropeKv(), [b.step, b.qkv, b.ropeTable, b.keys[i]!, b.values[i]!], groupsFor(ropeKvInvocations(shape, w.ropeStyle)));
     }
-    add("attention", attention, [b.step, { buffer: b.qkv, offset: 0, size: heads * headDim * 4 }, b.keys[i]!, b.values[i]!, ...(options.serialAttention ? [] : [b.scores]), b.attn], attentionGroups(heads, options.serialAttention));
-    add("o-residual", gemv(layer.o, { epilogue: "residual", normNext: fuseNorm }), [b.attn, b.x, ...layer.o.planes, ...normNext(layer.ffnNorm)], gemvGroups(layer.o.rows));
+    const q = { buffer: b.qkv, offset: 0, size: heads * headDim * 4 };
+    if (options.attentionPrologue) {
+      const o = gemv(layer.o, { epilogue: "residual", normNext: fuseNorm, attend: true });
+      add("attention-o-residual", o, [q, b.x, ...layer.o.planes, b.step, b.keys[i]!, b.values[i]!, ...normNext(layer.ffnNorm)], gemvGroups(layer.o.rows));
+    } else {
+      add("attention", attention(), [b.step, q, b.keys[i]!, b.values[i]!, b.scores, b.attn], heads);
+      add("o-residual", gemv(layer.o, { epilogue: "residual", normNext: fuseNorm }), [b.attn, b.x, ...layer.o.planes, ...normNext(layer.ffnNorm)], gemvGroups(layer.o.rows));
+    }
     if (layer.gate.type !== layer.up.type || layer.gate.rows !== feedForward) {
       throw new EngineError("invalid_request", `layer ${i}: ffn_gate and ffn_up must share a type for the fused SwiGLU kernel`);
     }
@@ -151,7 +158,7 @@ function rangeOf(device: GPUDevice, buffer: GPUBuffer, offset: number, size: num
   return { buffer, offset, size };
 }
 
-/** Compiles on first use: the separate RoPE kernel is only needed when q, k and v cannot take the fused epilogue. */
+/** Compiles on first use: some kernels serve only some plans (the separate RoPE, norm and attention kernels). */
 function lazily<T>(make: () => T): () => T {
   let value: T | undefined;
   return () => (value ??= make());

@@ -51,8 +51,8 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
       const { plan, arena, reference } = await load(name, options);
       const session = createReferenceSession(reference);
       for (const token of [1, 70, 140, 7, 33, 99]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-      // embed (+ first norm); per layer QKV+RoPE (normed), attention, O (+ next norm), gate/up (normed), down (+ next norm); LM head, 2 argmax
-      expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);
+      // embed (+ first norm); per layer QKV+RoPE (normed), attention+O (+ next norm), gate/up (normed), down (+ next norm); LM head, 2 argmax
+      expect(plan.lastStepDispatches).toBe(1 + 4 * reference.config.layers + 3);
       expect(plan.dispatchCount).toBe(plan.lastStepDispatches); // what the model's info reports per token
       plan.destroy();
       arena.destroy();
@@ -83,8 +83,8 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     const { plan, arena, reference } = await load("qwen2", { type: "q8_0", qwen2: true, randomNorms: true });
     const session = createReferenceSession(reference);
     for (const token of [5, 60, 120, 9, 200]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-    // embed; per layer QKV+bias+RoPE (NEOX rows interleaved at upload), attention, O, gate/up, down; LM head, 2 argmax
-    expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);
+    // embed; per layer QKV+bias+RoPE (NEOX rows interleaved at upload), attention+O, gate/up, down; LM head, 2 argmax
+    expect(plan.lastStepDispatches).toBe(1 + 4 * reference.config.layers + 3);
     plan.destroy();
     arena.destroy();
   });
@@ -95,8 +95,8 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     const { plan, arena, reference } = await load("qwen2-mix", { type: "q5_0", overrides, qwen2: true, shape: { feedForward: 256 } }, { shardBytes: 8192 });
     const session = createReferenceSession(reference);
     for (const token of [7, 99, 250, 31]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-    // embed; per layer QKV of two types in one GEMV with bias and RoPE, attention, O, gate/up, down; 3 LM-head shards, 2 argmax
-    expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 5);
+    // embed; per layer QKV of two types in one GEMV with bias and RoPE, attention+O, gate/up, down; 3 LM-head shards, 2 argmax
+    expect(plan.lastStepDispatches).toBe(1 + 4 * reference.config.layers + 5);
     plan.destroy();
     arena.destroy();
   });
@@ -126,13 +126,13 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     const { plan, arena, reference } = await load("q4_0-split", { type: "q4_0" }, { stackQkv: false });
     const session = createReferenceSession(reference);
     for (const token of [9, 80, 3, 41]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-    expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);
+    expect(plan.lastStepDispatches).toBe(1 + 4 * reference.config.layers + 3);
     plan.destroy();
     arena.destroy();
   });
 
   it("matches with a real GPU's choices: 4 rows per invocation, a workgroup per head for attention", async () => {
-    const { plan, arena, reference } = await load("q5_1-gpu-choices", { type: "q5_1" }, {}, { gemvRows: 4, threads: 1, serialAttention: false });
+    const { plan, arena, reference } = await load("q5_1-gpu-choices", { type: "q5_1" }, {}, { gemvRows: 4, threads: 1, attentionPrologue: false });
     const session = createReferenceSession(reference);
     for (const token of [2, 64, 128, 17]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
     expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);
@@ -145,8 +145,8 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     const session = createReferenceSession(reference);
     // Keys and values are rounded to half (relative 2^-11): bounds of a few f16 ulps, not f32 ones.
     for (const token of [4, 90, 180, 23, 61]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token), { layer: 2e-3, logits: 2e-3 });
-    // embed; per layer norm, QKV+RoPE, attention, O, norm, gate/up, down; norm, LM head, 2 argmax
-    expect(plan.lastStepDispatches).toBe(1 + 7 * reference.config.layers + 4);
+    // embed; per layer norm, QKV+RoPE, attention+O, norm, gate/up, down; norm, LM head, 2 argmax
+    expect(plan.lastStepDispatches).toBe(1 + 6 * reference.config.layers + 4);
     plan.destroy();
     arena.destroy();
   });

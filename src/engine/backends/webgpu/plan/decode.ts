@@ -62,9 +62,9 @@ export class DecodePlan {
     readonly maxCtx: number,
     options: DecodePlanOptions = {},
   ) {
-    // Software adapters: 8 rows per invocation, grids spread over the CPU's threads, barrier-free attention (each
-    // measured faster on llvmpipe). Norms are fused everywhere: their producers prepare them, so it costs no more than a norm dispatch.
-    const software: DecodePlanOptions = { gemvRows: 8, threads: Math.min(availableParallelism(), 16), serialAttention: true };
+    // Software adapters: 8 rows per invocation, grids spread over the CPU's threads, attention inside the O
+    // projection (each measured faster on llvmpipe). Norms are fused everywhere: their producers prepare them, so it costs no more than a norm dispatch.
+    const software: DecodePlanOptions = { gemvRows: 8, threads: Math.min(availableParallelism(), 16), attentionPrologue: true };
     const choices: DecodePlanOptions = { fuseNorm: true, ...(gpu.info.software ? software : {}), ...options };
     this.buffers = createDecodeBuffers(gpu.device, config, maxCtx, choices.kvCache);
     this.dispatches = buildDecodeDispatches(gpu.device, config, weights, this.buffers, maxCtx, choices);
