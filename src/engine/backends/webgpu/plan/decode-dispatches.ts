@@ -110,7 +110,8 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
       add("rope-kv", ropeKv(), [b.step, b.qkv, b.ropeTable, b.keys[i]!, b.values[i]!], groupsFor(ropeKvInvocations(shape, w.ropeStyle)));
     }
     const q = { buffer: b.qkv, offset: 0, size: heads * headDim * 4 };
-    if (options.attentionPrologue) {
+    // The prologue holds the whole attention output in workgroup memory.
+    if (options.attentionPrologue && heads * headDim * 4 <= device.limits.maxComputeWorkgroupStorageSize) {
       const o = gemv(layer.o, { epilogue: "residual", normNext: fuseNorm, attend: true });
       add("attention-o-residual", o, [q, b.x, ...layer.o.planes, b.step, b.keys[i]!, b.values[i]!, ...normNext(layer.ffnNorm)], gemvGroups(layer.o.rows));
     } else {
