@@ -6,15 +6,20 @@
  * Env: BENCH_THREADS (llama.cpp threads; default all cores), ROUNDS (default 2), BENCH_GENERATE (tokens, default 32),
  * BENCH_MODEL_PATH (default: the store's default model), BENCH_TAG (suffix of the result files), BENCH_WEBGPU_BASELINE (the dist folder of an earlier kiln build:
  * its WebGPU backend becomes a fourth side, "webgpu, baseline build", so a speed-up against that code is a same-run ratio).
+ * `npm run bench:webgpu -- --profile` measures where a decode token's time goes instead (bench/webgpu-profile.js).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
 import { hostname, loadavg } from "node:os";
 import { basename } from "node:path";
-import { fileURLToPath } from "node:url";
 import { readSettings } from "./lib/config.js";
 import { describeMachine } from "./lib/machine.js";
 import { makeProse } from "./lib/prompts.js";
 import { median, ratio, round } from "./lib/stats.js";
+import { writeWebGpuResult } from "./webgpu-results.js";
+
+if (process.argv.includes("--profile")) {
+  await import("./webgpu-profile.js");
+  process.exit(0);
+}
 
 const settings = readSettings();
 const rounds = Number(process.env.ROUNDS ?? 2);
@@ -103,11 +108,5 @@ const markdown = [
     + (baseline ? ` This build ÷ the baseline build (${baselineDist}): prompt ${result.ratios.promptOverBaseline}, generation ${result.ratios.generateOverBaseline}.` : ""),
   "",
 ].join("\n");
-const dir = fileURLToPath(new URL("./results/", import.meta.url));
-mkdirSync(dir, { recursive: true });
-const model = basename(settings.modelPath, ".gguf");
-const tag = process.env.BENCH_TAG ? `-${process.env.BENCH_TAG.replace(/[^\w.-]/g, "")}` : "";
-const name = `${started.toISOString().slice(0, 10)}-${hostname().split(".")[0]}-webgpu${model === "smollm2-135m" ? "" : `-${model}`}${tag}`;
-writeFileSync(`${dir}${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
-writeFileSync(`${dir}${name}.md`, markdown);
+writeWebGpuResult("", settings.modelPath, started, result, markdown);
 console.log(markdown);

@@ -1,7 +1,7 @@
 /**
  * Decodes a few tokens of a real GGUF (default: the store's SmolLM2) with the WebGPU decode plan and prints
  * timings, then checks the first steps against the f64 JS reference. Not a test: it is slow and times things.
- * Run: node node_modules/vite-node/vite-node.mjs test/webgpu/measure-decode.ts [path] [tokens] [--fuse-norm] [--kv-f16] [--no-check]
+ * Run: node node_modules/vite-node/vite-node.mjs test/webgpu/measure-decode.ts [path] [tokens] [--unfused-norm] [--kv-f16] [--no-check]
  */
 import { openGpuDevice } from "../../src/engine/backends/webgpu/device.js";
 import { openGgufTensors } from "../../src/engine/backends/webgpu/gguf/read-tensors.js";
@@ -25,7 +25,7 @@ const arena = new WeightArena(gpu.device);
 const weights = await uploadDecodeWeights(file, config, arena);
 console.log(`upload ${(performance.now() - t).toFixed(0)} ms, ${(arena.bytes / 2 ** 20).toFixed(1)} MiB, layer type ${typeName(weights.layers[0]!.o.type)}, head ${typeName(weights.output[0]!.type)}`);
 t = performance.now();
-const plan = new DecodePlan(gpu, config, weights, 256, { fuseNorm: flags.has("--fuse-norm"), kvCache: flags.has("--kv-f16") ? "f16" : "f32" });
+const plan = new DecodePlan(gpu, config, weights, 256, { ...(flags.has("--unfused-norm") && { fuseNorm: false }), kvCache: flags.has("--kv-f16") ? "f16" : "f32" });
 console.log(`plan ${(performance.now() - t).toFixed(0)} ms, ${plan.dispatchCount} dispatches per token`);
 t = performance.now();
 const prompt = [config.bosTokenId ?? 1, 504, 3458, 282];
@@ -33,10 +33,13 @@ const first = await plan.step(prompt[0]);
 console.log(`first step ${(performance.now() - t).toFixed(0)} ms`);
 for (const token of prompt.slice(1)) await plan.step(token);
 t = performance.now();
+// CPU time of the whole process (llvmpipe's threads included): the work per token, less bent by a busy machine.
+const cpu = process.cpuUsage();
 const generated: number[] = [];
 for (let i = 0; i < count; i++) generated.push((await plan.step()).token);
 const ms = (performance.now() - t) / count;
-console.log(`decode ${ms.toFixed(1)} ms/token (${(1000 / ms).toFixed(1)} tok/s) over ${count} tokens; first id ${first.token}; ids ${generated.join(" ")}`);
+const { user, system } = process.cpuUsage(cpu);
+console.log(`decode ${ms.toFixed(1)} ms/token (${(1000 / ms).toFixed(1)} tok/s), CPU ${((user + system) / 1000 / count).toFixed(1)} ms/token, over ${count} tokens; first id ${first.token}; ids ${generated.join(" ")}`);
 
 plan.reset();
 for (const token of prompt) await plan.step(token);

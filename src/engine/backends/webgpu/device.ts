@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { create, globals } from "webgpu";
 import { EngineError } from "../../../errors/engine-error.js";
+import { captureNativeStderr } from "./native-stderr.js";
 
 /** Which kernel set a device runs: f32-only portable kernels, or f16/subgroup kernels (later). */
 export type GpuTier = "portable" | "fast";
@@ -26,6 +27,8 @@ export interface GpuDeviceInfo {
   features: string[];
   /** The limits the device was opened with (the adapter's, not the low compat defaults). */
   limits: Record<string, number>;
+  /** What Dawn noted while enumerating adapters (limits it clamped), kept off stderr. */
+  notices: string[];
 }
 
 /** An open Dawn device. Holding this object keeps gpu/adapter/device alive (dawn.node crashes if the adapter is collected). */
@@ -99,12 +102,28 @@ function hasVulkanLoader(): boolean {
   return [...extra, ...LIBRARY_DIRS].some((dir) => existsSync(join(dir, "libvulkan.so.1")));
 }
 
+/**
+ * Dawn's notices about limits it clamps while enumerating adapters (they are printed natively, not through any
+ * callback): kept for `kiln info --backend webgpu` instead of the user's stderr. Any other native output is passed on.
+ */
+const LIMIT_NOTICE = /^Warning: \w+ artificially reduced from \d+ to \d+/;
+const notices = new Set<string>();
+
+function keepDawnNotices(captured: string): string[] {
+  const lines = captured.split("\n").filter(Boolean);
+  const other = lines.filter((line) => !LIMIT_NOTICE.test(line));
+  if (other.length) process.stderr.write(`${other.join("\n")}\n`);
+  return lines.filter((line) => LIMIT_NOTICE.test(line));
+}
+
 async function requestAdapter(backend: string): Promise<{ gpu: GPU; adapter: GPUAdapter } | undefined> {
   try {
     const gpu = create([`backend=${backend}`]);
     // GL only offers compatibility-level adapters (null without featureLevel); Vulkan offers core.
     for (const featureLevel of ["core", "compatibility"]) {
-      const adapter = await gpu.requestAdapter({ featureLevel } as GPURequestAdapterOptions);
+      const { result, captured } = captureNativeStderr(() => gpu.requestAdapter({ featureLevel } as GPURequestAdapterOptions));
+      for (const notice of keepDawnNotices(captured)) notices.add(notice);
+      const adapter = await result;
       if (adapter) return { gpu, adapter };
     }
   } catch {
@@ -115,7 +134,9 @@ async function requestAdapter(backend: string): Promise<{ gpu: GPU; adapter: GPU
 
 async function openOn(backend: string, gpu: GPU, adapter: GPUAdapter, options: OpenGpuDeviceOptions): Promise<GpuDevice> {
   const limits = readLimits(adapter.limits);
-  const device = await adapter.requestDevice({ requiredLimits: limits });
+  // Timestamp queries only serve profiles (bench:webgpu --profile), and cost nothing unless written.
+  const requiredFeatures: GPUFeatureName[] = adapter.features.has("timestamp-query") ? ["timestamp-query"] : [];
+  const device = await adapter.requestDevice({ requiredLimits: limits, requiredFeatures });
   const info = describeAdapter(backend, adapter, limits);
   let reportFailure = (_error: EngineError): void => {};
   const lost = device.lost.then((loss) => {
@@ -161,5 +182,5 @@ function describeAdapter(backend: string, adapter: GPUAdapter, limits: Record<st
   const software = /llvmpipe|swiftshader|softpipe|lavapipe/i.test(`${device} ${architecture} ${description}`);
   // The fast tier needs f16 or subgroups and a real GPU; until its kernels exist it is only reported.
   const fast = !software && (features.includes("shader-f16") || features.includes("subgroups"));
-  return { backend, vendor, architecture, device, description, tier: fast ? "fast" : "portable", software, features, limits };
+  return { backend, vendor, architecture, device, description, tier: fast ? "fast" : "portable", software, features, limits, notices: [...notices] };
 }

@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { SHAPE, packHalves, stepAt, unpackHalves } from "./attention-kit.fixture.js";
+import { GgmlType } from "../gguf/quant-types.js";
 import { createAttention } from "./attention.js";
-import { device, maxAbsDiff, noGpu, randomFloats } from "./gpu-test-kit.fixture.js";
-import { bindBuffers, createStorage, dispatch, groupsFor, readFloats } from "./run-kernel.js";
+import { createGemv } from "./gemv.js";
+import { device, maxAbsDiff, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
 
 /** f64 attention of one token: per query head, softmax(q·K/√D)·V over its kv head (GQA). */
-function attend(q: Float32Array, k: Float32Array, v: Float32Array, kvLen: number): Float64Array {
-  const { heads, kvHeads, headDim: D, maxCtx } = SHAPE;
+function attend(q: Float32Array, k: Float32Array, v: Float32Array, kvLen: number, maxCtx: number): Float64Array {
+  const { heads, kvHeads, headDim: D } = SHAPE;
   const out = new Float64Array(heads * D);
   for (let h = 0; h < heads; h++) {
     const kvh = Math.floor(h / (heads / kvHeads));
@@ -23,26 +25,45 @@ function attend(q: Float32Array, k: Float32Array, v: Float32Array, kvLen: number
   return out;
 }
 
-describe.skipIf(noGpu).each(["f32", "f16"] as const)("decode attention kernels (scores, softmax, ·V), %s KV cache", (kv) => {
+/** Short (fewer positions than lanes) and long (each lane strides over several positions) contexts. */
+const CASES = [["f32", 8, 6], ["f16", 8, 6], ["f32", 200, 150], ["f16", 200, 199]] as const;
+
+/** Random q and caches (rounded as an f16 cache stores them), uploaded, with the f64 attention they should give. */
+function attentionCase(kv: "f32" | "f16", maxCtx: number, pos: number) {
+  const { heads, kvHeads, headDim: D } = SHAPE;
+  const q = randomFloats(heads * D, 31, 2);
+  const stored = (a: Float32Array) => (kv === "f16" ? unpackHalves(packHalves(a)) : a);
+  const k = stored(randomFloats(kvHeads * maxCtx * D, 32, 2));
+  const v = stored(randomFloats(kvHeads * maxCtx * D, 33));
+  const upload = (a: Float32Array) => createStorage(device(), kv === "f16" ? packHalves(a) : a);
+  return { q: createStorage(device(), q), k: upload(k), v: upload(v), step: stepAt(pos), expected: attend(q, k, v, pos + 1, maxCtx) };
+}
+
+describe.skipIf(noGpu).each(CASES)("decode attention in one dispatch, %s KV cache, %i positions, at %i", (kv, maxCtx, pos) => {
   it("matches f64 attention with GQA within 1e-5 (on the values the cache holds)", async () => {
-    const { heads, kvHeads, headDim: D, maxCtx } = SHAPE;
-    const pos = 6;
-    const q = randomFloats(heads * D, 31, 2);
-    const stored = (a: Float32Array) => (kv === "f16" ? unpackHalves(packHalves(a)) : a);
-    const k = stored(randomFloats(kvHeads * maxCtx * D, 32, 2));
-    const v = stored(randomFloats(kvHeads * maxCtx * D, 33));
-    const p = createAttention(device(), { ...SHAPE, kv });
-    const step = stepAt(pos);
+    const { heads, headDim: D } = SHAPE;
+    const c = attentionCase(kv, maxCtx, pos);
+    const p = createAttention(device(), { ...SHAPE, maxCtx, kv });
     const scores = createStorage(device(), heads * maxCtx * 4);
     const out = createStorage(device(), heads * D * 4);
-    const upload = (a: Float32Array) => createStorage(device(), kv === "f16" ? packHalves(a) : a);
-    const [qb, kb, vb] = [createStorage(device(), q), upload(k), upload(v)];
-    dispatch(device(), [
-      { pipeline: p.scores, bindGroup: bindBuffers(device(), p.scores, [step, qb, kb, scores]), workgroups: groupsFor(kvHeads * (pos + 1)) },
-      { pipeline: p.softmax, bindGroup: bindBuffers(device(), p.softmax, [step, scores]), workgroups: groupsFor(heads) },
-      { pipeline: p.weightedValues, bindGroup: bindBuffers(device(), p.weightedValues, [step, scores, vb, out]), workgroups: groupsFor((heads * D) / 4) },
-    ]);
-    const expected = attend(q, k, v, pos + 1);
-    expect(maxAbsDiff(await readFloats(device(), out, heads * D), expected)).toBeLessThanOrEqual(1e-5 * Math.max(...expected.map(Math.abs)));
+    dispatch(device(), [{ pipeline: p, bindGroup: bindBuffers(device(), p, [c.step, c.q, c.k, c.v, scores, out]), workgroups: heads }]);
+    expect(maxAbsDiff(await readFloats(device(), out, heads * D), c.expected)).toBeLessThanOrEqual(1e-5 * Math.max(...c.expected.map(Math.abs)));
+  });
+
+  it("as the O projection's prologue: y += W_o·attention, every workgroup computing the attention itself", async () => {
+    const { heads, headDim: D } = SHAPE;
+    const cols = heads * D;
+    const rows = 24;
+    const c = attentionCase(kv, maxCtx, pos);
+    const { tensor, values } = randomPlanar(GgmlType.Q8_0, rows, cols, 34);
+    const initial = randomFloats(rows, 35);
+    const y = createStorage(device(), initial);
+    // 8 rows per invocation, 3 invocations in workgroups of 2: two workgroups each compute the attention.
+    const pipeline = createGemv(device(), { type: GgmlType.Q8_0, epilogue: "residual", attend: true, rowsPerInvocation: 8, rows, cols, workgroupSize: 2, attention: { ...SHAPE, maxCtx, kv } });
+    dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, [c.q, y, ...uploadPlanes(tensor), c.step, c.k, c.v]), workgroups: 2 }]);
+    const expected = Float64Array.from({ length: rows }, (_, r) => initial[r]! + c.expected.reduce((sum, a, k) => sum + values[r * cols + k]! * a, 0));
+    // f32 summation drift: bounded by the sum of the terms' magnitudes.
+    const magnitude = Math.max(...Array.from({ length: rows }, (_, r) => Math.abs(initial[r]!) + c.expected.reduce((sum, a, k) => sum + Math.abs(values[r * cols + k]! * a), 0)));
+    expect(maxAbsDiff(await readFloats(device(), y, rows), expected)).toBeLessThanOrEqual(1e-5 * magnitude);
   });
 });

@@ -1,10 +1,12 @@
 /**
- * Attention for one decode token over the KV cache, in three barrier-free passes: scores, softmax, ·V.
+ * Attention for one decode token over the KV cache in one dispatch: one workgroup per query head computes the
+ * scores, their softmax and the weighted sum of V, with a few barriers between the phases (never inside a loop,
+ * where llvmpipe pays dearly for them).
  * GQA: query head h reads kv head h / (HEADS / KV_HEADS). Caches are [kvHead][MAX_CTX][HEAD_DIM], f32 or f16;
  * scores are [HEADS][MAX_CTX]; the output is [HEADS][HEAD_DIM], the input of the O projection.
  */
 import { declareKvCache, decodeKvQuad, kvHelpersWgsl, type KvCacheType } from "./kv-cache-wgsl.js";
-import type { AttentionShape } from "./rope.js";
+import { shapeConstants, type AttentionShape } from "./rope.js";
 import { createKernel } from "./run-kernel.js";
 import { stepWgsl } from "./step.js";
 
@@ -16,79 +18,74 @@ override MAX_CTX: u32;
 ${stepWgsl}
 @group(0) @binding(0) var<uniform> step: Step;`;
 
-/** s[h,t] = q_h·k_t/√D. One invocation per (kv head, t) serving its query heads, so each K row is read once. */
-export function scoresWgsl(kv: KvCacheType = "f32"): string {
+/** Lanes of the attention workgroup; a head's HEAD_DIM / 4 output quads must fit in it (HEAD_DIM ≤ 256). */
+export const ATTENTION_LANES = 64;
+
+/**
+ * Workgroup h serves query head h over kv head h / (HEADS / KV_HEADS). Lanes take positions t strided by 64 for
+ * the scores and the exponentials (each lane rereads only what it wrote, so no barrier between those), then split
+ * into groups of HEAD_DIM / 4 lanes, each group summing p·V over its share of t; the groups' sums are added at the
+ * end. Bindings: step, q, k_cache, v_cache, scores ([HEADS][MAX_CTX] scratch), out ([HEADS][HEAD_DIM]).
+ */
+export function attentionWgsl(kv: KvCacheType = "f32"): string {
   return /* wgsl */ `${shapeWgsl}
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
 ${declareKvCache(2, "k_cache", kv, "quad", "read")}
+${declareKvCache(3, "v_cache", kv, "quad", "read")}
 ${kvHelpersWgsl(kv)}
-@group(0) @binding(3) var<storage, read_write> scores: array<f32>;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let kvh = gid.x / step.kv_len;
-  let t = gid.x % step.kv_len;
-  if (kvh >= KV_HEADS) { return; }
+@group(0) @binding(4) var<storage, read_write> scores: array<f32>;
+@group(0) @binding(5) var<storage, read_write> out: array<vec4<f32>>;
+const LANES = ${ATTENTION_LANES}u;
+var<workgroup> part: array<f32, ${ATTENTION_LANES}>;
+var<workgroup> sums: array<vec4<f32>, ${ATTENTION_LANES}>;
+@compute @workgroup_size(${ATTENTION_LANES})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+  let h = wg.x;
   let n = HEAD_DIM / 4u;
-  let group = HEADS / KV_HEADS;
+  let kvh = h / (HEADS / KV_HEADS);
+  let base = h * MAX_CTX;
+  let len = step.kv_len;
   let scale = inverseSqrt(f32(HEAD_DIM));
-  for (var g = 0u; g < group; g++) {
-    let h = kvh * group + g;
+  var m = -3.0e38;
+  for (var t = lane; t < len; t += LANES) {
     var s = 0.0;
     for (var d = 0u; d < n; d++) { s += dot(q[h * n + d], ${decodeKvQuad(kv, "k_cache[(kvh * MAX_CTX + t) * n + d]")}); }
-    scores[h * MAX_CTX + t] = s * scale;
+    s *= scale;
+    scores[base + t] = s;
+    m = max(m, s);
+  }
+  part[lane] = m;
+  workgroupBarrier();
+  var top = part[0];
+  for (var i = 1u; i < LANES; i++) { top = max(top, part[i]); }
+  workgroupBarrier();
+  var sum = 0.0;
+  for (var t = lane; t < len; t += LANES) { let e = exp(scores[base + t] - top); scores[base + t] = e; sum += e; }
+  part[lane] = sum;
+  // Both: the next phase reads other lanes' exponentials (storage) and sums (workgroup memory).
+  storageBarrier();
+  workgroupBarrier();
+  var total = 0.0;
+  for (var i = 0u; i < LANES; i++) { total += part[i]; }
+  let groups = LANES / n;
+  let c = lane % n;
+  let g = lane / n;
+  var o = vec4<f32>(0.0);
+  if (g < groups) {
+    for (var t = g; t < len; t += groups) { o += scores[base + t] * ${decodeKvQuad(kv, "v_cache[(kvh * MAX_CTX + t) * n + c]")}; }
+  }
+  sums[lane] = o;
+  workgroupBarrier();
+  if (lane < n) {
+    var acc = vec4<f32>(0.0);
+    for (var k = 0u; k < groups; k++) { acc += sums[k * n + lane]; }
+    out[h * n + lane] = acc / total;
   }
 }`;
 }
 
-/** In-place softmax over t < kv_len, one invocation per head (serial over t: kv_len is small next to the GEMVs). */
-export const softmaxWgsl = /* wgsl */ `${shapeWgsl}
-@group(0) @binding(1) var<storage, read_write> scores: array<f32>;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let h = gid.x;
-  if (h >= HEADS) { return; }
-  let base = h * MAX_CTX;
-  var m = scores[base];
-  for (var t = 1u; t < step.kv_len; t++) { m = max(m, scores[base + t]); }
-  var sum = 0.0;
-  for (var t = 0u; t < step.kv_len; t++) { let e = exp(scores[base + t] - m); scores[base + t] = e; sum += e; }
-  let inv = 1.0 / sum;
-  for (var t = 0u; t < step.kv_len; t++) { scores[base + t] *= inv; }
-}`;
-
-/** o[h, 4c..4c+3] = Σ_t p[h,t]·v_t[4c..4c+3]; one invocation per (head, 4 dims). */
-export function weightedValuesWgsl(kv: KvCacheType = "f32"): string {
-  return /* wgsl */ `${shapeWgsl}
-@group(0) @binding(1) var<storage, read> scores: array<f32>;
-${declareKvCache(2, "v_cache", kv, "quad", "read")}
-${kvHelpersWgsl(kv)}
-@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let n = HEAD_DIM / 4u;
-  let h = gid.x / n;
-  let c = gid.x % n;
-  if (h >= HEADS) { return; }
-  let kvh = h / (HEADS / KV_HEADS);
-  var o = vec4<f32>(0.0);
-  for (var t = 0u; t < step.kv_len; t++) { o += scores[h * MAX_CTX + t] * ${decodeKvQuad(kv, "v_cache[(kvh * MAX_CTX + t) * n + c]")}; }
-  out[gid.x] = o;
-}`;
-}
-
-/** The three attention pipelines for one shape. */
-export interface AttentionPipelines {
-  scores: GPUComputePipeline;
-  softmax: GPUComputePipeline;
-  weightedValues: GPUComputePipeline;
-}
-
-/** Compiles the three passes. Grids: scores kvHeads·kvLen, softmax heads, weightedValues heads·headDim/4. */
-export function createAttention(device: GPUDevice, s: AttentionShape): AttentionPipelines {
-  const constants = { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx };
-  return {
-    scores: createKernel(device, scoresWgsl(s.kv), constants, "attn-scores"),
-    softmax: createKernel(device, softmaxWgsl, constants, "attn-softmax"),
-    weightedValues: createKernel(device, weightedValuesWgsl(s.kv), constants, "attn-values"),
-  };
+/** The attention pipeline for one shape; dispatch `heads` workgroups. */
+export function createAttention(device: GPUDevice, s: AttentionShape): GPUComputePipeline {
+  if (s.headDim % 4 !== 0 || s.headDim / 4 > ATTENTION_LANES) throw new RangeError(`decode attention takes head dims that are multiples of 4 up to ${4 * ATTENTION_LANES}`);
+  return createKernel(device, attentionWgsl(s.kv), shapeConstants(s), "attention");
 }

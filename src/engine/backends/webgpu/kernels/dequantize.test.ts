@@ -47,4 +47,21 @@ describe.skipIf(noGpu)("dequantize kernel (planar → f32)", () => {
     const embedded = await readFloats(device(), batch, 3 * cols);
     [4, 0, 2].forEach((row, k) => expect(maxUlps(embedded.subarray(k * cols, (k + 1) * cols), values.subarray(row * cols, (row + 1) * cols))).toBeLessThanOrEqual(1));
   });
+
+  it.each([4, 8] as const)("prepares the first RMSNorm with the row (g⊙x and Σx² per %i values)", async (chunk) => {
+    const rows = 5;
+    const cols = 64;
+    const { tensor, values } = randomPlanar(GgmlType.Q8_0, rows, cols, 8);
+    const gain = Float32Array.from({ length: cols }, (_, k) => 0.5 + k / cols);
+    const [out, next, sums] = [createStorage(device(), cols * 4), createStorage(device(), cols * 4), createStorage(device(), (cols / chunk) * 4)];
+    const pipeline = createEmbed(device(), GgmlType.Q8_0, rows, cols, chunk);
+    const token = { buffer: createStorage(device(), new Uint32Array([2])), size: 4 };
+    dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, [token, out, ...uploadPlanes(tensor), createStorage(device(), gain), next, sums]), workgroups: 1 }]);
+    const row = values.subarray(2 * cols, 3 * cols);
+    expect(maxUlps(await readFloats(device(), out, cols), row)).toBeLessThanOrEqual(1);
+    const scaled = await readFloats(device(), next, cols);
+    row.forEach((v, k) => expect(scaled[k]).toBeCloseTo(v * gain[k]!, 5));
+    const partial = await readFloats(device(), sums, cols / chunk);
+    partial.forEach((sum, c) => expect(sum).toBeCloseTo(row.slice(c * chunk, (c + 1) * chunk).reduce((a, v) => a + v * v, 0), 4));
+  });
 });

@@ -22,15 +22,22 @@ function matVec(w: Float32Array, xs: Float64Array): { y: Float64Array; l1: Float
   return { y, l1 };
 }
 
-/** Runs one GEMV; `initial` seeds y (residual). */
-async function runGemv(options: GemvOptions, planes: GPUBuffer[], x: Float32Array, gain?: Float32Array, initial?: Float32Array, threads = 1) {
+/** Runs one GEMV; `sums` are a normed input's partial sums, `initial` seeds y (residual), `after` follow the planes. */
+async function runGemv(options: GemvOptions, planes: GPUBuffer[], x: Float32Array, sums?: Float32Array, initial?: Float32Array, threads = 1, after: GPUBuffer[] = []) {
   const y = createStorage(device(), initial ?? ROWS * 4);
   const perInvocation = options.rowsPerInvocation ?? 4;
   const { workgroupSize, workgroups } = balancedLaunch(gemvInvocations(ROWS, perInvocation), threads);
-  const pipeline = createGemv(device(), { ...options, rows: ROWS, cols: COLS, eps: EPS, workgroupSize });
-  const buffers = [createStorage(device(), x), y, ...(gain ? [createStorage(device(), gain)] : []), ...planes];
+  const pipeline = createGemv(device(), { ...options, rows: ROWS, cols: COLS, eps: EPS, workgroupSize, normParts: sums?.length });
+  const buffers = [createStorage(device(), x), y, ...(sums ? [createStorage(device(), sums)] : []), ...planes, ...after];
   dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups }]);
   return readFloats(device(), y, ROWS);
+}
+
+/** What the producer of x hands a normed GEMV: g⊙x, Σx² in chunks (of 8 here), and the f64 x̂ for the reference. */
+function prepareNorm(x: Float32Array, gain: Float32Array) {
+  const sums = Float32Array.from({ length: COLS / 8 }, (_, c) => x.slice(c * 8, c * 8 + 8).reduce((s, v) => s + v * v, 0));
+  const scale = 1 / Math.sqrt(x.reduce((s, v) => s + v * v, 0) / COLS + EPS);
+  return { input: Float32Array.from(x, (v, k) => v * gain[k]!), sums, xs: Float64Array.from(x, (v, k) => v * gain[k]! * scale) };
 }
 
 /** Asserts |actual − expected| ≤ 1e-5·‖row‖₁·max|input| per row (design §4.1: f32 summation order drift). */
@@ -56,13 +63,28 @@ describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i ro
     expectClose(await runGemv({ type: GgmlType.Q4_1, rowsPerInvocation }, uploadPlanes(tensor), x, undefined, undefined, 3), y, l1, maxX);
   });
 
-  it("fuses the RMSNorm prologue: rsqrt(mean(x²)+ε)·W·(g⊙x)", async () => {
-    const gain = randomFloats(COLS, 3, 2);
+  it("applies the RMSNorm its input's producer prepared: rsqrt(Σ/K+ε)·W·(g⊙x)", async () => {
+    const { input, sums, xs } = prepareNorm(x, randomFloats(COLS, 3, 2));
     const { tensor, values } = randomPlanar(GgmlType.Q5_1, ROWS, COLS, 4);
-    const scale = 1 / Math.sqrt(x.reduce((s, v) => s + v * v, 0) / COLS + EPS);
-    const xs = Float64Array.from(x, (v, k) => v * gain[k]! * scale);
     const { y, l1 } = matVec(values, xs);
-    expectClose(await runGemv({ type: GgmlType.Q5_1, norm: true, rowsPerInvocation }, uploadPlanes(tensor), x, gain), y, l1, Math.max(...xs.map(Math.abs)));
+    expectClose(await runGemv({ type: GgmlType.Q5_1, norm: true, rowsPerInvocation }, uploadPlanes(tensor), input, sums), y, l1, Math.max(...xs.map(Math.abs)));
+  });
+
+  it("prepares the next RMSNorm in the residual epilogue: g⊙y and Σy² per invocation's rows", async () => {
+    const initial = randomFloats(ROWS, 12, 4);
+    const gain = randomFloats(ROWS, 13, 2);
+    const { tensor, values } = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 14);
+    const { y, l1 } = matVec(values, Float64Array.from(x));
+    const expected = y.map((v, r) => v + initial[r]!);
+    const next = createStorage(device(), ROWS * 4);
+    const parts = gemvInvocations(ROWS, rowsPerInvocation);
+    const sums = createStorage(device(), parts * 4);
+    const actual = await runGemv({ type: GgmlType.Q4_K, epilogue: "residual", normNext: true, rowsPerInvocation }, uploadPlanes(tensor), x, undefined, initial, 1, [createStorage(device(), gain), next, sums]);
+    expectClose(actual, expected, l1, maxX);
+    const scaled = await readFloats(device(), next, ROWS);
+    actual.forEach((v, r) => expect(scaled[r]).toBeCloseTo(v * gain[r]!, 5));
+    const partial = await readFloats(device(), sums, parts);
+    partial.forEach((s, p) => expect(s).toBeCloseTo(actual.slice(p * rowsPerInvocation, (p + 1) * rowsPerInvocation).reduce((a, v) => a + v * v, 0), 3));
   });
 
   it("adds into y in the residual epilogue", async () => {
@@ -81,18 +103,16 @@ describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i ro
     expectClose(actual, y.map((v, r) => v + bias[r]!), l1, maxX);
   });
 
-  it("fuses gate and up with SwiGLU: silu(G·x̂)·(U·x̂) with the norm prologue", async () => {
-    const gain = randomFloats(COLS, 7, 2);
+  it("fuses gate and up with SwiGLU: silu(G·x̂)·(U·x̂) with the norm", async () => {
+    const { input, sums, xs } = prepareNorm(x, randomFloats(COLS, 7, 2));
     const g = randomPlanar(GgmlType.Q4_1, ROWS, COLS, 8);
     const u = randomPlanar(GgmlType.Q4_1, ROWS, COLS, 9);
-    const scale = 1 / Math.sqrt(x.reduce((s, v) => s + v * v, 0) / COLS + EPS);
-    const xs = Float64Array.from(x, (v, k) => v * gain[k]! * scale);
     const gy = matVec(g.values, xs);
     const uy = matVec(u.values, xs);
     const expected = gy.y.map((v, r) => (v / (1 + Math.exp(-v))) * uy.y[r]!);
     // The error of silu(a)·b is bounded by |b|·δa + |silu(a)|·δb, δ as in expectClose.
     const bound = gy.l1.map((l, r) => (Math.abs(uy.y[r]!) * l + Math.abs(gy.y[r]!) * uy.l1[r]!) * 1.1);
-    const actual = await runGemv({ type: GgmlType.Q4_1, norm: true, epilogue: "swiglu", rowsPerInvocation }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], x, gain);
+    const actual = await runGemv({ type: GgmlType.Q4_1, norm: true, epilogue: "swiglu", rowsPerInvocation }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], input, sums);
     expectClose(actual, expected, bound, Math.max(...xs.map(Math.abs)));
   });
 });

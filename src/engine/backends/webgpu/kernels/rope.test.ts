@@ -72,7 +72,10 @@ describe.skipIf(noGpu).each([[4, "f32"], [8, "f16"]] as const)("QKV GEMV with th
     const vCache = createStorage(device(), kvHeads * maxCtx * D * (kv === "f16" ? 2 : 4));
     const pipeline = createGemv(device(), { type: GgmlType.Q8_0, rows, cols, norm: true, epilogue: "rope-kv", attention: { ...SHAPE, kv }, rowsPerInvocation });
     const table = createStorage(device(), buildRopeTable(maxCtx, D, { theta }));
-    const buffers = [createStorage(device(), x), y, createStorage(device(), gain), ...uploadPlanes(tensor), stepAt(pos), table, kCache, vCache];
+    // The normed input as the kernel that wrote x leaves it: g⊙x, and Σx² per rowsPerInvocation values.
+    const input = Float32Array.from(x, (v, k) => v * gain[k]!);
+    const sums = Float32Array.from({ length: cols / rowsPerInvocation }, (_, c) => x.slice(c * rowsPerInvocation, (c + 1) * rowsPerInvocation).reduce((a, v) => a + v * v, 0));
+    const buffers = [createStorage(device(), input), y, createStorage(device(), sums), ...uploadPlanes(tensor), stepAt(pos), table, kCache, vCache];
     dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: groupsFor(gemvInvocations(rows, rowsPerInvocation)) }]);
     const scale = 1 / Math.sqrt(x.reduce((s, v) => s + v * v, 0) / cols + 1e-5);
     const projected = Float32Array.from({ length: rows }, (_, r) => values.subarray(r * cols, (r + 1) * cols).reduce((s, w, k) => s + w * x[k]! * gain[k]! * scale, 0));

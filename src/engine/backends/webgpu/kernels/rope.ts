@@ -74,9 +74,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 /**
  * The same rotation and KV write as an epilogue of the fused QKV GEMV (design §1.2 #1), which saves a dispatch per
  * layer: an invocation owns rows r0..r0+3, i.e. two whole NORM pairs of one head, so it rotates them in registers.
- * Declares bindings `first`..`first+3`: step, table, k_cache, v_cache (caches as vec4: HEAD_DIM % 4 == 0).
+ * Declares bindings `first`..`first+3`: step, table, k_cache, v_cache (caches as vec4: HEAD_DIM % 4 == 0). With
+ * `bias`, the GEMV's bias (bound before these) is added before the rotation, as qwen2 does.
  */
-export function ropeKvEpilogueWgsl(first: number, kv: KvCacheType = "f32"): string {
+export function ropeKvEpilogueWgsl(first: number, kv: KvCacheType = "f32", bias = false): string {
   return /* wgsl */ `
 ${ROPE_HEADER}
 @group(0) @binding(${first}) var<uniform> step: Step;
@@ -86,7 +87,7 @@ ${declareKvCache(first + 3, "v_cache", kv, "quad", "read_write")}
 fn store_rows(r0: u32, acc: vec4<f32>) {
   let q_rows = HEADS * HEAD_DIM;
   let k_end = q_rows + KV_HEADS * HEAD_DIM;
-  var v = acc;
+  var v = acc${bias ? " + vec4<f32>(bias[r0], bias[r0 + 1u], bias[r0 + 2u], bias[r0 + 3u])" : ""};
   if (r0 < k_end) {
     let at = step.pos * (HEAD_DIM / 2u) + (r0 % HEAD_DIM) / 2u;
     let c0 = table[at];
@@ -112,13 +113,18 @@ export interface AttentionShape {
   kv?: KvCacheType;
 }
 
+/** The override constants of kernels over the attention shape. */
+export function shapeConstants(s: AttentionShape): Record<string, number> {
+  return { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx };
+}
+
 /** Which dims RoPE pairs (see LlamaConfig.ropeStyle). */
 export type RopeStyle = "norm" | "neox";
 
 /** Pipeline for ropeKvWgsl; dispatch groupsFor(ropeKvInvocations(shape, style)). */
 export function createRopeKv(device: GPUDevice, s: AttentionShape, style: RopeStyle = "norm"): GPUComputePipeline {
   if (style === "neox" && s.headDim % 4 !== 0) throw new RangeError("NEOX RoPE needs a head dim that is a multiple of 4");
-  return createKernel(device, ropeKvWgsl(s.kv, style), { HEADS: s.heads, KV_HEADS: s.kvHeads, HEAD_DIM: s.headDim, MAX_CTX: s.maxCtx }, "rope-kv");
+  return createKernel(device, ropeKvWgsl(s.kv, style), shapeConstants(s), "rope-kv");
 }
 
 /** Invocations of the RoPE + KV kernel for `tokens` tokens: one per pair (NORM) or per two pairs (NEOX). */

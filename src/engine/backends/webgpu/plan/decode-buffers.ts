@@ -13,8 +13,10 @@ export interface DecodeBuffers {
   token: GPUBuffer;
   /** The residual stream, [d]. */
   x: GPUBuffer;
-  /** RMSNorm output x̂ when norms run as their own dispatch. */
+  /** The next GEMV's normed input: x̂ from a norm dispatch, or g⊙x when the norm is fused (see DecodePlanOptions). */
   normed: GPUBuffer;
+  /** Fused norms: Σx² per chunk of x (4 or 8 values), written with g⊙x by the kernel that wrote x. */
+  sums: GPUBuffer;
   /** [q | k | v] of the current token. */
   qkv: GPUBuffer;
   /** Attention output, [heads · headDim]. */
@@ -45,6 +47,7 @@ export function createDecodeBuffers(device: GPUDevice, config: LlamaConfig, maxC
     token: createStorage(device, 16, "token"),
     x: f32(embedding, "x"),
     normed: f32(embedding, "normed"),
+    sums: f32(Math.ceil(embedding / 4), "norm-sums"),
     qkv: f32((heads + 2 * kvHeads) * headDim, "qkv"),
     attn: f32(heads * headDim, "attn"),
     hidden: f32(feedForward, "hidden"),

@@ -10,15 +10,14 @@ import { createEmbed } from "../kernels/dequantize.js";
 import { balancedLaunch, createGemv, gemvInvocations, type GemvOptions } from "../kernels/gemv.js";
 import type { KvCacheType } from "../kernels/kv-cache-wgsl.js";
 import { createRmsNorm } from "../kernels/rms-norm.js";
-import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
+import { createRopeKv, ropeKvInvocations, type AttentionShape, type RopeStyle } from "../kernels/rope.js";
 import { bindBuffers, groupsFor, type BufferRange, type Dispatch } from "../kernels/run-kernel.js";
 import type { DecodeBuffers } from "./decode-buffers.js";
-import type { DecodeWeights, GpuMatrix } from "./decode-weights.js";
+import type { DecodeLayerWeights, DecodeWeights, GpuMatrix } from "./decode-weights.js";
 
-/** A prebuilt dispatch; attention passes scale with the KV length, so their grid is set per token. */
+/** A prebuilt dispatch and its kernel class (what a profile groups timings by). */
 export interface PlannedDispatch extends Dispatch {
-  /** When set, the grid is groupsFor(perKvLen · kvLen) instead of `workgroups`. */
-  perKvLen?: number;
+  kind: string;
 }
 
 /** The dispatch list, and after which entries a layer ends (for debug dumps of the residual). */
@@ -39,6 +38,12 @@ export interface DecodePlanOptions {
   gemvRows?: 4 | 8;
   /** Spread small GEMV grids evenly over this many CPU threads (software adapters; default 1 = plain 64-wide). */
   threads?: number;
+  /**
+   * Attention as the prologue of the O projection (software adapters: one dispatch less per layer, and llvmpipe
+   * pays more for a barrier-heavy kernel than for the attention of a short context), instead of its own dispatch
+   * with a workgroup per head (default).
+   */
+  attentionPrologue?: boolean;
   /** KV cache element type: f32 (default, exact against the f64 reference) or f16 (half the memory, llama.cpp's default). */
   kvCache?: KvCacheType;
   /** Prompt tokens per prefill batch (default 64); 1 evaluates prompts token by token with decode steps. */
@@ -60,63 +65,90 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
     return pipelines.get(key)!;
   };
   const list: PlannedDispatch[] = [];
-  const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], workgroups: number, perKvLen?: number) =>
-    list.push({ pipeline, bindGroup: bindBuffers(device, pipeline, buffers), workgroups, perKvLen });
-  const addGemv = (m: GpuMatrix, options: Omit<GemvOptions, "type">, buffers: BufferRange[]) =>
-    add(gemv(m, options), [...buffers, ...m.planes], gemvGroups(m.rows));
+  const add = (kind: string, pipeline: GPUComputePipeline, buffers: BufferRange[], workgroups: number) =>
+    list.push({ kind, pipeline, bindGroup: bindBuffers(device, pipeline, buffers), workgroups });
+  const addGemv = (kind: string, m: GpuMatrix, options: Omit<GemvOptions, "type">, buffers: BufferRange[]) =>
+    add(kind, gemv(m, options), [...buffers, ...m.planes], gemvGroups(m.rows));
 
+  const fuseNorm = options.fuseNorm === true;
   const rmsNorm = lazily(() => createRmsNorm(device, 1, d, eps));
-  /** The GEMV input for a norm: x with the gain bound for the prologue, or x̂ from a norm dispatch. */
+  /**
+   * The input of a GEMV after an RMSNorm, always in `normed`: g⊙x, which the kernel that wrote x prepared with the
+   * partial sums the GEMV binds after y (fused), or x̂ from a norm dispatch.
+   */
   const prenorm = (gain: BufferRange): { norm: boolean; input: BufferRange[] } => {
-    if (options.fuseNorm) return { norm: true, input: [b.x] };
-    add(rmsNorm(), [b.x, b.normed, gain], 1);
-    return { norm: false, input: [b.normed] };
+    if (!fuseNorm) add("rms-norm", rmsNorm(), [b.x, b.normed, gain], 1);
+    return { norm: fuseNorm, input: [b.normed] };
   };
-  const withGain = (n: { norm: boolean }, gain: BufferRange) => (n.norm ? [gain] : []);
+  const withSums = (n: { norm: boolean }) => (n.norm ? [b.sums] : []);
+  /** What a kernel writing x binds to prepare the next norm with gain g (fused only). */
+  const normNext = (gain: BufferRange) => (fuseNorm ? [gain, b.normed, b.sums] : []);
 
-  add(createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [{ buffer: b.token, offset: 0, size: 4 }, b.x, ...w.embeddings.planes], groupsFor(d / 32));
-  const ropeKv = lazily(() => createRopeKv(device, shape, config.ropeStyle));
-  const attention = createAttention(device, shape);
+  const embed = createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols, fuseNorm ? rowsPerInvocation : undefined);
+  add("embed", embed, [{ buffer: b.token, offset: 0, size: 4 }, b.x, ...w.embeddings.planes, ...normNext(w.layers[0]!.attnNorm)], groupsFor(d / 32));
+  const ropeKv = lazily(() => createRopeKv(device, shape, w.ropeStyle));
+  const attention = lazily(() => createAttention(device, shape));
+  const caches = (i: number) => [b.step, b.ropeTable, b.keys[i]!, b.values[i]!];
   const layerEnds: number[] = [];
   w.layers.forEach((layer, i) => {
-    const caches = [b.step, b.ropeTable, b.keys[i]!, b.values[i]!];
     const attnIn = prenorm(layer.attnNorm);
-    if (layer.qkv.length === 1 && headDim % 4 === 0 && config.ropeStyle === "norm" && !layer.qkvBias) {
-      // One GEMV over q|k|v with the RoPE + KV-write epilogue (NORM pairs are adjacent rows of one invocation).
-      const m = layer.qkv[0]!;
-      add(gemv(m, { norm: attnIn.norm, epilogue: "rope-kv" }), [...attnIn.input, b.qkv, ...withGain(attnIn, layer.attnNorm), ...m.planes, ...caches], gemvGroups(m.rows));
+    const bias = layer.qkvBias ? [layer.qkvBias] : [];
+    if (fusesQkv(device, layer, w.ropeStyle, headDim, rowsPerInvocation, attnIn.norm)) {
+      // One GEMV over q|k|v (one matrix, or one per type) with the bias, RoPE and KV-write epilogue.
+      const [first, ...rest] = layer.qkv;
+      const parts = rest.length ? layer.qkv.map((m) => ({ type: m.type, rows: m.rows })) : undefined;
+      const m = { ...first!, rows: layer.qkv.reduce((n, q) => n + q.rows, 0) };
+      const planes = layer.qkv.flatMap((q) => q.planes);
+      add("qkv-rope", gemv(m, { norm: attnIn.norm, epilogue: "rope-kv", bias: bias.length > 0, parts }), [...attnIn.input, b.qkv, ...withSums(attnIn), ...planes, ...bias, ...caches(i)], gemvGroups(m.rows));
     } else {
       let offset = 0;
-      layer.qkv.forEach((m, k) => {
-        const bias = layer.qkvBias?.[k];
-        add(gemv(m, { norm: attnIn.norm, bias: bias !== undefined }), [...attnIn.input, rangeOf(device, b.qkv, offset, m.rows * 4), ...withGain(attnIn, layer.attnNorm), ...m.planes, ...(bias ? [bias] : [])], gemvGroups(m.rows));
+      layer.qkv.forEach((m) => {
+        const range = layer.qkvBias && { buffer: layer.qkvBias.buffer, offset: layer.qkvBias.offset + offset, size: m.rows * 4 };
+        add("qkv", gemv(m, { norm: attnIn.norm, bias: range !== undefined }), [...attnIn.input, rangeOf(device, b.qkv, offset, m.rows * 4), ...withSums(attnIn), ...m.planes, ...(range ? [range] : [])], gemvGroups(m.rows));
         offset += m.rows * 4;
       });
-      add(ropeKv(), [b.step, b.qkv, b.ropeTable, b.keys[i]!, b.values[i]!], groupsFor(ropeKvInvocations(shape, config.ropeStyle)));
+      add("rope-kv", ropeKv(), [b.step, b.qkv, b.ropeTable, b.keys[i]!, b.values[i]!], groupsFor(ropeKvInvocations(shape, w.ropeStyle)));
     }
-    add(attention.scores, [b.step, { buffer: b.qkv, offset: 0, size: heads * headDim * 4 }, b.keys[i]!, b.scores], 0, kvHeads);
-    add(attention.softmax, [b.step, b.scores], groupsFor(heads));
-    add(attention.weightedValues, [b.step, b.scores, b.values[i]!, b.attn], groupsFor((heads * headDim) / 4));
-    addGemv(layer.o, { epilogue: "residual" }, [b.attn, b.x]);
+    const q = { buffer: b.qkv, offset: 0, size: heads * headDim * 4 };
+    // The prologue holds the whole attention output in workgroup memory.
+    if (options.attentionPrologue && heads * headDim * 4 <= device.limits.maxComputeWorkgroupStorageSize) {
+      const o = gemv(layer.o, { epilogue: "residual", normNext: fuseNorm, attend: true });
+      add("attention-o-residual", o, [q, b.x, ...layer.o.planes, b.step, b.keys[i]!, b.values[i]!, ...normNext(layer.ffnNorm)], gemvGroups(layer.o.rows));
+    } else {
+      add("attention", attention(), [b.step, q, b.keys[i]!, b.values[i]!, b.scores, b.attn], heads);
+      add("o-residual", gemv(layer.o, { epilogue: "residual", normNext: fuseNorm }), [b.attn, b.x, ...layer.o.planes, ...normNext(layer.ffnNorm)], gemvGroups(layer.o.rows));
+    }
     if (layer.gate.type !== layer.up.type || layer.gate.rows !== feedForward) {
       throw new EngineError("invalid_request", `layer ${i}: ffn_gate and ffn_up must share a type for the fused SwiGLU kernel`);
     }
     const ffnIn = prenorm(layer.ffnNorm);
     const swiglu = gemv(layer.gate, { norm: ffnIn.norm, epilogue: "swiglu" });
-    add(swiglu, [...ffnIn.input, b.hidden, ...withGain(ffnIn, layer.ffnNorm), ...layer.gate.planes, ...layer.up.planes], gemvGroups(feedForward));
-    addGemv(layer.down, { epilogue: "residual" }, [b.hidden, b.x]);
+    add("gate-up-swiglu", swiglu, [...ffnIn.input, b.hidden, ...withSums(ffnIn), ...layer.gate.planes, ...layer.up.planes], gemvGroups(feedForward));
+    const nextGain = w.layers[i + 1]?.attnNorm ?? w.outputNorm;
+    add("down-residual", gemv(layer.down, { epilogue: "residual", normNext: fuseNorm }), [b.hidden, b.x, ...layer.down.planes, ...normNext(nextGain)], gemvGroups(layer.down.rows));
     layerEnds.push(list.length - 1);
   });
   const outIn = prenorm(w.outputNorm);
   let row = 0;
   for (const shard of w.output) {
-    addGemv(shard, { norm: outIn.norm }, [...outIn.input, rangeOf(device, b.logits, row * 4, shard.rows * 4), ...withGain(outIn, w.outputNorm)]);
+    addGemv("lm-head", shard, { norm: outIn.norm }, [...outIn.input, rangeOf(device, b.logits, row * 4, shard.rows * 4), ...withSums(outIn)]);
     row += shard.rows;
   }
   const argmax = createArgmax(device, row);
-  add(argmax.chunks, [b.logits, b.partial], groupsFor(argmaxChunks(row)));
-  add(argmax.finish, [b.partial, b.token], 1);
+  add("argmax", argmax.chunks, [b.logits, b.partial], groupsFor(argmaxChunks(row)));
+  add("argmax", argmax.finish, [b.partial, b.token], 1);
   return { list, layerEnds };
+}
+
+/**
+ * Whether q, k and v go through one GEMV with the RoPE + KV epilogue: NORM pairs (adjacent rows), whole vec4 rows,
+ * matrix boundaries on invocation boundaries, and few enough storage bindings for the adapter.
+ */
+function fusesQkv(device: GPUDevice, layer: DecodeLayerWeights, ropeStyle: RopeStyle, headDim: number, rowsPerInvocation: number, norm: boolean): boolean {
+  if (ropeStyle !== "norm" || headDim % 4 !== 0 || layer.qkv.some((m) => m.rows % rowsPerInvocation !== 0)) return false;
+  // x, y, [sums], the planes, [bias], table, k cache, v cache (the step is a uniform).
+  const storage = 2 + (norm ? 1 : 0) + layer.qkv.reduce((n, m) => n + m.planes.length, 0) + (layer.qkvBias ? 1 : 0) + 3;
+  return storage <= device.limits.maxStorageBuffersPerShaderStage;
 }
 
 /** A sub-range of an output buffer; q, k and v of mixed types write theirs at aligned offsets. */
@@ -127,7 +159,7 @@ function rangeOf(device: GPUDevice, buffer: GPUBuffer, offset: number, size: num
   return { buffer, offset, size };
 }
 
-/** Compiles on first use: the separate RoPE kernel is only needed when q, k and v cannot take the fused epilogue. */
+/** Compiles on first use: some kernels serve only some plans (the separate RoPE, norm and attention kernels). */
 function lazily<T>(make: () => T): () => T {
   let value: T | undefined;
   return () => (value ??= make());

@@ -9,6 +9,7 @@ import { GgmlType, typeName } from "../gguf/quant-types.js";
 import { readTensor, type GgufTensorFile } from "../gguf/read-tensors.js";
 import type { LlamaConfig } from "../model/llama-config.js";
 import { weightPlanes } from "../kernels/quant-wgsl.js";
+import type { RopeStyle } from "../kernels/rope.js";
 import type { ArenaRange, WeightArena } from "./weight-arena.js";
 
 /** A matrix on the GPU: its planes as arena ranges, in the order the kernels bind them. */
@@ -23,8 +24,8 @@ export interface GpuMatrix {
 export interface DecodeLayerWeights {
   attnNorm: ArenaRange;
   qkv: GpuMatrix[];
-  /** qwen2: the biases of the `qkv` matrices, one range per matrix (stacked like them). */
-  qkvBias?: ArenaRange[];
+  /** qwen2: the biases of q, k and v, stacked in one range (q|k|v, like the rows). */
+  qkvBias?: ArenaRange;
   o: GpuMatrix;
   ffnNorm: ArenaRange;
   gate: GpuMatrix;
@@ -42,6 +43,12 @@ export interface DecodeWeights {
    * hold it (Qwen2.5's 151936 × 896 Q8_0 head is 136 MB; bindings stop at 128 MiB).
    */
   output: GpuMatrix[];
+  /**
+   * How the uploaded q/k rows pair for RoPE. NEOX models (pairs i, i + D/2) are uploaded with each head's q/k rows
+   * (and biases) interleaved so those pairs sit side by side: then NORM pairing applies, and the QKV GEMV can rotate
+   * a pair in the registers of one invocation. Dot products q·k do not change under the same row order on both.
+   */
+  ropeStyle: RopeStyle;
 }
 
 /** Upload choices. */
@@ -65,13 +72,18 @@ export async function uploadDecodeWeights(file: GgufTensorFile, config: LlamaCon
   const layers: DecodeLayerWeights[] = [];
   for (let i = 0; i < config.layers; i++) {
     const b = `blk.${i}`;
-    const qkv = await Promise.all(["attn_q", "attn_k", "attn_v"].map((n) => planar(`${b}.${n}.weight`)));
+    const neox = config.ropeStyle === "neox";
+    const pairUp = (t: PlanarTensor, k: number) => (neox && k < 2 ? interleaveHalves(t, config.headDim) : t);
+    const qkv = (await Promise.all(["attn_q", "attn_k", "attn_v"].map((n) => planar(`${b}.${n}.weight`)))).map(pairUp);
     const stack = options.stackQkv !== false && qkv.every((t) => t.type === qkv[0]!.type);
-    const biases = config.attentionBias ? await Promise.all(["q", "k", "v"].map((n) => vector(`${b}.attn_${n}.bias`))) : undefined;
+    const biases = config.attentionBias ? await Promise.all(["q", "k", "v"].map(async (n, k) => {
+      const bias = await vector(`${b}.attn_${n}.bias`);
+      return neox && k < 2 ? interleaveHalves(bias, config.headDim) : bias;
+    })) : undefined;
     layers.push({
       attnNorm: await gain(`${b}.attn_norm.weight`),
       qkv: stack ? [uploadMatrix(arena, stackRows(qkv), `${b}.qkv`)] : qkv.map((t, k) => uploadMatrix(arena, t, `${b}.qkv${k}`)),
-      qkvBias: biases && (stack ? [arena.add(concatFloats(biases), `${b}.qkv.bias`)] : biases.map((bias, k) => arena.add(bias, `${b}.qkv${k}.bias`))),
+      qkvBias: biases && arena.add(concatFloats(biases), `${b}.qkv.bias`),
       o: await matrix(`${b}.attn_output.weight`),
       ffnNorm: await gain(`${b}.ffn_norm.weight`),
       gate: await matrix(`${b}.ffn_gate.weight`),
@@ -81,7 +93,7 @@ export async function uploadDecodeWeights(file: GgufTensorFile, config: LlamaCon
   }
   const outputNorm = await gain("output_norm.weight");
   const output = config.tiedEmbeddings ? [embeddings] : rowShards(await planar("output.weight"), options.shardBytes ?? arena.maxBinding).map((shard, k) => uploadMatrix(arena, shard, `output.${k}`));
-  return { embeddings, layers, outputNorm, output };
+  return { embeddings, layers, outputNorm, output, ropeStyle: "norm" };
 }
 
 /**
@@ -136,6 +148,23 @@ export function rowShards(t: PlanarTensor, maxBytes: number): PlanarTensor[] {
     shards.push({ type: t.type, rows, cols: t.cols, quants: slice("quants"), meta: slice("meta"), high: slice("high") });
   }
   return shards;
+}
+
+/**
+ * Reorders each head's rows (of a planar matrix, or a vector of one value per row) from [0 … D/2−1, D/2 … D−1] to
+ * [0, D/2, 1, D/2+1, …]: NEOX's rotation pairs become adjacent rows, as NORM's are.
+ */
+export function interleaveHalves<T extends PlanarTensor | Float32Array>(t: T, headDim: number): T {
+  const half = headDim / 2;
+  const source = (row: number) => row - (row % headDim) + ((row % 2) * half) + Math.floor((row % headDim) / 2);
+  const permute = <A extends Uint32Array | Float32Array>(a: A, rows: number): A => {
+    const width = a.length / rows;
+    const out = new (a.constructor as new (n: number) => A)(a.length);
+    for (let row = 0; row < rows; row++) out.set(a.subarray(source(row) * width, (source(row) + 1) * width), row * width);
+    return out;
+  };
+  if (t instanceof Float32Array) return permute(t, t.length) as T;
+  return { ...t, quants: permute(t.quants, t.rows), meta: permute(t.meta, t.rows), high: permute(t.high, t.rows) };
 }
 
 /** Planar block order is row-major, so stacking matrices of one type is concatenating each plane. */

@@ -51,8 +51,9 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
       const { plan, arena, reference } = await load(name, options);
       const session = createReferenceSession(reference);
       for (const token of [1, 70, 140, 7, 33, 99]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-      // embed; per layer norm, QKV+RoPE, 3 attention, O, norm, gate/up, down; norm, LM head, 2 argmax
-      expect(plan.dispatchCount).toBe(1 + 9 * reference.config.layers + 4);
+      // embed (+ first norm); per layer QKV+RoPE (normed), attention+O (+ next norm), gate/up (normed), down (+ next norm); LM head, 2 argmax
+      expect(plan.lastStepDispatches).toBe(1 + 4 * reference.config.layers + 3);
+      expect(plan.dispatchCount).toBe(plan.lastStepDispatches); // what the model's info reports per token
       plan.destroy();
       arena.destroy();
     });
@@ -69,7 +70,7 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     });
   }
 
-  it("matches on a Q4_K_M-style mix: Q5_0 layers, Q8_0 attn_v (split q/k/v), Q6_K ffn_down, Q8_0 LM head", async () => {
+  it("matches on a Q4_K_M-style mix: Q5_0 layers, Q8_0 attn_v, Q6_K ffn_down, Q8_0 LM head (q/k/v of two types in one GEMV)", async () => {
     const overrides = { attn_v: "q8_0", ffn_down: "q6_k", output: "q8_0" } as const;
     const { plan, arena, reference } = await load("q4_k_m-mix", { type: "q5_0", overrides, shape: { feedForward: 256 } });
     const session = createReferenceSession(reference);
@@ -78,24 +79,24 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     arena.destroy();
   });
 
-  it("matches on a qwen2 fixture: q/k/v biases, NEOX RoPE, θ = 1e6, ε = 1e-6 (stacked q|k|v, separate RoPE kernel)", async () => {
+  it("matches on a qwen2 fixture: q/k/v biases, NEOX RoPE, θ = 1e6, ε = 1e-6 (stacked q|k|v, rows interleaved for RoPE in the GEMV)", async () => {
     const { plan, arena, reference } = await load("qwen2", { type: "q8_0", qwen2: true, randomNorms: true });
     const session = createReferenceSession(reference);
     for (const token of [5, 60, 120, 9, 200]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-    // embed; per layer norm, QKV, RoPE, 3 attention, O, norm, gate/up, down; norm, LM head, 2 argmax
-    expect(plan.dispatchCount).toBe(1 + 10 * reference.config.layers + 4);
+    // embed; per layer QKV+bias+RoPE (NEOX rows interleaved at upload), attention+O, gate/up, down; LM head, 2 argmax
+    expect(plan.lastStepDispatches).toBe(1 + 4 * reference.config.layers + 3);
     plan.destroy();
     arena.destroy();
   });
 
-  it("matches on a qwen2 Q4_K_M-style mix with the LM head in row shards (split q/k/v, each with its bias)", async () => {
+  it("matches on a qwen2 Q4_K_M-style mix with the LM head in row shards (q/k/v of two types in one GEMV, with the bias)", async () => {
     const overrides = { attn_v: "q8_0", ffn_down: "q6_k", output: "q8_0" } as const;
     // 263 vocabulary rows of 64 Q8_0 weights take 64 B each in the quants plane: 8 KiB shards hold 128 rows.
     const { plan, arena, reference } = await load("qwen2-mix", { type: "q5_0", overrides, qwen2: true, shape: { feedForward: 256 } }, { shardBytes: 8192 });
     const session = createReferenceSession(reference);
     for (const token of [7, 99, 250, 31]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-    // embed; per layer norm, 3 QKV, RoPE, 3 attention, O, norm, gate/up, down; norm, 3 LM-head shards, 2 argmax
-    expect(plan.dispatchCount).toBe(1 + 12 * reference.config.layers + 6);
+    // embed; per layer QKV of two types in one GEMV with bias and RoPE, attention+O, gate/up, down; 3 LM-head shards, 2 argmax
+    expect(plan.lastStepDispatches).toBe(1 + 4 * reference.config.layers + 5);
     plan.destroy();
     arena.destroy();
   });
@@ -121,29 +122,31 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     });
   }
 
-  it("matches with q, k, v as three GEMVs and the separate RoPE + KV kernel (mixed-type files)", async () => {
+  it("matches with q, k, v as three matrices read by one GEMV (as for mixed-type files)", async () => {
     const { plan, arena, reference } = await load("q4_0-split", { type: "q4_0" }, { stackQkv: false });
     const session = createReferenceSession(reference);
     for (const token of [9, 80, 3, 41]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-    expect(plan.dispatchCount).toBe(1 + 12 * reference.config.layers + 4);
+    expect(plan.lastStepDispatches).toBe(1 + 4 * reference.config.layers + 3);
     plan.destroy();
     arena.destroy();
   });
 
-  it("matches with the norms fused into the GEMV prologues, 4 rows per invocation (the dispatch-lean variant)", async () => {
-    const { plan, arena, reference } = await load("q5_1-fused", { type: "q5_1" }, {}, { fuseNorm: true, gemvRows: 4 });
+  it("matches with a real GPU's choices: 4 rows per invocation, a workgroup per head for attention", async () => {
+    const { plan, arena, reference } = await load("q5_1-gpu-choices", { type: "q5_1" }, {}, { gemvRows: 4, threads: 1, attentionPrologue: false });
     const session = createReferenceSession(reference);
     for (const token of [2, 64, 128, 17]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
-    expect(plan.dispatchCount).toBe(1 + 7 * reference.config.layers + 3);
+    expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);
     plan.destroy();
     arena.destroy();
   });
 
-  it("stays within f16 rounding of the reference with an f16 KV cache", async () => {
-    const { plan, arena, reference } = await load("q8_0-kv16", { type: "q8_0" }, {}, { kvCache: "f16" });
+  it("stays within f16 rounding of the reference with an f16 KV cache (norms as their own dispatches)", async () => {
+    const { plan, arena, reference } = await load("q8_0-kv16", { type: "q8_0" }, {}, { kvCache: "f16", fuseNorm: false });
     const session = createReferenceSession(reference);
     // Keys and values are rounded to half (relative 2^-11): bounds of a few f16 ulps, not f32 ones.
     for (const token of [4, 90, 180, 23, 61]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token), { layer: 2e-3, logits: 2e-3 });
+    // embed; per layer norm, QKV+RoPE, attention+O, norm, gate/up, down; norm, LM head, 2 argmax
+    expect(plan.lastStepDispatches).toBe(1 + 6 * reference.config.layers + 4);
     plan.destroy();
     arena.destroy();
   });

@@ -7,10 +7,10 @@ import { availableParallelism } from "node:os";
 import { EngineError, contextOverflow } from "../../../../errors/engine-error.js";
 import type { GpuDevice } from "../device.js";
 import type { LlamaConfig } from "../model/llama-config.js";
-import { groupsFor, readBack } from "../kernels/run-kernel.js";
+import { readBack } from "../kernels/run-kernel.js";
 import { encodeStep } from "../kernels/step.js";
 import { createDecodeBuffers, destroyDecodeBuffers, type DecodeBuffers } from "./decode-buffers.js";
-import { buildDecodeDispatches, type DecodeDispatches, type DecodePlanOptions } from "./decode-dispatches.js";
+import { buildDecodeDispatches, type DecodeDispatches, type DecodePlanOptions, type PlannedDispatch } from "./decode-dispatches.js";
 import type { DecodeWeights } from "./decode-weights.js";
 import { Prefill } from "./prefill.js";
 import { RUN_AHEAD_MAX, createRunAheadRing, type RunAheadRing } from "./run-ahead-ring.js";
@@ -34,10 +34,21 @@ export interface DecodeStepResult {
 /** Prompt tokens per prefill batch unless DecodePlanOptions.prefillBatch says otherwise. */
 const DEFAULT_PREFILL_BATCH = 64;
 
+/** Host milliseconds of one decode step: recording its commands, submitting them, waiting for the sampled id. */
+export interface StepHostTimes {
+  encodeMs: number;
+  submitMs: number;
+  waitMs: number;
+}
+
 /** A loaded model's decode loop for one sequence. */
 export class DecodePlan {
   /** Tokens decoded so far (the next token's position). */
   position = 0;
+  /** Host times of the last step() (profiles read them). */
+  lastHostTimes: StepHostTimes = { encodeMs: 0, submitMs: 0, waitMs: 0 };
+  /** Dispatches the last recorded token actually recorded (counted as they are encoded; tests check it). */
+  lastStepDispatches = 0;
   private readonly buffers: DecodeBuffers;
   private readonly dispatches: DecodeDispatches;
   private ring: RunAheadRing | undefined;
@@ -51,10 +62,10 @@ export class DecodePlan {
     readonly maxCtx: number,
     options: DecodePlanOptions = {},
   ) {
-    // Software adapters: norms as their own dispatches, 8 rows per invocation, grids spread over the CPU's threads
-    // (each measured faster on llvmpipe). Real GPUs are dispatch-bound on small models: fold the norms in.
-    const software: DecodePlanOptions = { fuseNorm: false, gemvRows: 8, threads: Math.min(availableParallelism(), 16) };
-    const choices: DecodePlanOptions = { ...(gpu.info.software ? software : { fuseNorm: true }), ...options };
+    // Software adapters: 8 rows per invocation, grids spread over the CPU's threads, attention inside the O
+    // projection (each measured faster on llvmpipe). Norms are fused everywhere: their producers prepare them, so it costs no more than a norm dispatch.
+    const software: DecodePlanOptions = { gemvRows: 8, threads: Math.min(availableParallelism(), 16), attentionPrologue: true };
+    const choices: DecodePlanOptions = { fuseNorm: true, ...(gpu.info.software ? software : {}), ...options };
     this.buffers = createDecodeBuffers(gpu.device, config, maxCtx, choices.kvCache);
     this.dispatches = buildDecodeDispatches(gpu.device, config, weights, this.buffers, maxCtx, choices);
     const batch = choices.prefillBatch ?? DEFAULT_PREFILL_BATCH;
@@ -94,6 +105,11 @@ export class DecodePlan {
     return this.dispatches.list.length;
   }
 
+  /** The dispatches one step records, in order, each with its kernel class. */
+  get dispatchList(): readonly PlannedDispatch[] {
+    return this.dispatches.list;
+  }
+
   /** Decodes one token: `token`, or (when omitted) the id the previous step sampled on the GPU. */
   async step(token?: number, options: DecodeStepOptions = {}): Promise<DecodeStepResult> {
     if (this.position >= this.maxCtx) throw contextOverflow(this.position + 1, this.maxCtx);
@@ -113,12 +129,17 @@ export class DecodePlan {
     if (token !== undefined) device.queue.writeBuffer(b.token, 0, new Uint32Array([token]));
     device.queue.writeBuffer(b.step, 0, encodeStep(this.position));
     const dump = options.residuals ? device.createBuffer({ size: this.config.layers * this.config.embedding * 4, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC }) : undefined;
+    const start = performance.now();
     const encoder = device.createCommandEncoder();
-    this.encode(encoder, this.position + 1, dump);
+    this.encode(encoder, dump);
     encoder.copyBufferToBuffer(b.token, 0, b.tokenStaging, 0, 4);
-    device.queue.submit([encoder.finish()]);
+    const commands = encoder.finish();
+    const encoded = performance.now();
+    device.queue.submit([commands]);
+    const submitted = performance.now();
     this.position++;
     await b.tokenStaging.mapAsync(GPUMapMode.READ);
+    this.lastHostTimes = { encodeMs: encoded - start, submitMs: submitted - encoded, waitMs: performance.now() - submitted };
     const id = new Uint32Array(b.tokenStaging.getMappedRange(0, 4))[0]!;
     b.tokenStaging.unmap();
     this.gpu.throwIfFailed();
@@ -152,7 +173,7 @@ export class DecodePlan {
     for (let i = 0; i < count; i++) {
       // Copies between passes set each step's uniform and collect its id; the whole run is one command buffer.
       encoder.copyBufferToBuffer(ring.steps, i * 16, b.step, 0, 16);
-      this.encode(encoder, this.position + i + 1, undefined);
+      this.encode(encoder, undefined);
       encoder.copyBufferToBuffer(b.token, 0, ring.ids, i * 4, 4);
     }
     encoder.copyBufferToBuffer(ring.ids, 0, ring.staging, 0, count * 4);
@@ -180,14 +201,16 @@ export class DecodePlan {
     for (const buffer of Object.values(this.ring ?? {})) buffer.destroy();
   }
 
-  private encode(encoder: GPUCommandEncoder, kvLen: number, dump: GPUBuffer | undefined): void {
+  private encode(encoder: GPUCommandEncoder, dump: GPUBuffer | undefined): void {
     const { list, layerEnds } = this.dispatches;
     let pass = encoder.beginComputePass();
+    let recorded = 0;
     for (let i = 0; i < list.length; i++) {
       const d = list[i]!;
       pass.setPipeline(d.pipeline);
       pass.setBindGroup(0, d.bindGroup);
-      pass.dispatchWorkgroups(d.perKvLen ? groupsFor(d.perKvLen * kvLen) : d.workgroups);
+      pass.dispatchWorkgroups(d.workgroups);
+      recorded++;
       const layer = dump ? layerEnds.indexOf(i) : -1;
       if (layer >= 0) {
         // Copies cannot sit inside a compute pass: end it, copy the residual, and go on in a new pass.
@@ -197,5 +220,6 @@ export class DecodePlan {
       }
     }
     pass.end();
+    this.lastStepDispatches = recorded;
   }
 }

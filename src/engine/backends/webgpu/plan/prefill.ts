@@ -103,17 +103,17 @@ export class Prefill {
     const norm = (gain: BufferRange) => add(cached(["norm"], () => createRmsNorm(device, batch, d, eps)), [x, normed, gain], groupsFor);
     const nb = w.embeddings.cols / 32;
     add(createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [{ buffer: this.ids, size: batch * 4 }, x, ...w.embeddings.planes], (n) => groupsFor(n * nb));
-    const rope = createRopeKv(device, shape, config.ropeStyle);
+    const rope = createRopeKv(device, shape, w.ropeStyle);
     const attention = createCausalAttention(device, shape);
     w.layers.forEach((layer, i) => {
       norm(layer.attnNorm);
       let offset = 0;
       layer.qkv.forEach((m, k) => {
-        const bias = layer.qkvBias?.[k];
+        const bias = layer.qkvBias && { buffer: layer.qkvBias.buffer, offset: layer.qkvBias.offset + offset * 4, size: m.rows * 4 };
         gemm(m, { bias: bias !== undefined }, normed, qkv, bias ? [bias] : [], qkvRows, offset);
         offset += m.rows;
       });
-      add(rope, [b.step, qkv, b.ropeTable, b.keys[i]!, b.values[i]!], (n) => groupsFor(ropeKvInvocations(shape, config.ropeStyle, n)));
+      add(rope, [b.step, qkv, b.ropeTable, b.keys[i]!, b.values[i]!], (n) => groupsFor(ropeKvInvocations(shape, w.ropeStyle, n)));
       add(attention, [b.step, qkv, b.keys[i]!, b.values[i]!, attn], (n) => groupsFor(heads * n));
       gemm(layer.o, { epilogue: "residual" }, attn, x);
       norm(layer.ffnNorm);

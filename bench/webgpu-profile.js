@@ -1,0 +1,68 @@
+/**
+ * `npm run bench:webgpu -- --profile`: where a WebGPU decode token's time goes, on the plan the engine would use for
+ * this adapter. Per kernel class: GPU ms per token (timestamp queries when the adapter offers them, else each class
+ * replayed alone); on the host: recording, submission and the wait for the sampled id. Writes
+ * bench/results/<date>-<host>-webgpu-profile[-model].{json,md}. Env: BENCH_MODEL_PATH (default: the store's default
+ * model), BENCH_GENERATE (profiled tokens, default 16), BENCH_TAG (suffix of the result files).
+ */
+import { hostname, loadavg } from "node:os";
+import { basename } from "node:path";
+import { readSettings } from "./lib/config.js";
+import { describeMachine } from "./lib/machine.js";
+import { round } from "./lib/stats.js";
+import { writeWebGpuResult } from "./webgpu-results.js";
+
+const webgpu = "../dist/engine/backends/webgpu";
+const { openGpuDevice } = await import(`${webgpu}/device.js`);
+const { openGgufTensors } = await import(`${webgpu}/gguf/read-tensors.js`);
+const { readLlamaConfig } = await import(`${webgpu}/model/llama-config.js`);
+const { DecodePlan } = await import(`${webgpu}/plan/decode.js`);
+const { uploadDecodeWeights } = await import(`${webgpu}/plan/decode-weights.js`);
+const { WeightArena } = await import(`${webgpu}/plan/weight-arena.js`);
+const { profileDecode } = await import(`${webgpu}/plan/decode-profile.js`);
+
+const settings = readSettings();
+const tokens = Number(process.env.BENCH_GENERATE ?? 16);
+const log = (line) => console.error(`[bench webgpu profile ${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+const started = new Date();
+const machine = describeMachine();
+const gpu = await openGpuDevice();
+const file = await openGgufTensors(settings.modelPath);
+const config = readLlamaConfig(file.header);
+const arena = new WeightArena(gpu.device);
+const plan = new DecodePlan(gpu, config, await uploadDecodeWeights(file, config, arena), 1024);
+log(`${basename(settings.modelPath)} on ${gpu.info.device} (${gpu.info.backend}), ${plan.dispatchCount} dispatches per token`);
+// A 64-token prompt, then two warm-up steps: llvmpipe compiles each pipeline on its first dispatch.
+const prompt = Array.from({ length: 64 }, (_, i) => 100 + ((i * 37) % 500));
+await plan.prefill(prompt.slice(0, -1));
+await plan.step(prompt.at(-1));
+await plan.step();
+const profile = await profileDecode(gpu.device, plan, tokens);
+plan.destroy();
+arena.destroy();
+gpu.destroy();
+
+const gpuMs = profile.kernels.reduce((sum, k) => sum + k.ms, 0);
+const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile };
+const markdown = [
+  `# kiln WebGPU decode profile — ${result.date} on ${hostname()}`,
+  "",
+  `Machine: ${machine.cpu.model}, ${machine.logicalCpus} logical CPUs; load average at the start ${machine.loadAverageAtStart.join(" / ")}, at the end ${loadavg().map((l) => l.toFixed(2)).join(" / ")}.`,
+  `Model ${result.model} on ${result.adapter} (${result.gpuBackend}), ${profile.dispatchesPerToken} dispatches per token, ${tokens} tokens decoded after a ${prompt.length}-token prompt. Kernel times by ${profile.method === "timestamp-query" ? "timestamp queries (one pass per dispatch)" : "replaying each class's dispatches alone, one submit per class (this adapter has no timestamp queries)"}.`,
+  "",
+  "| host, per token (median) | ms |",
+  "| --- | --- |",
+  `| recording the commands | ${round(profile.host.encodeMs, 3)} |`,
+  `| submitting them | ${round(profile.host.submitMs, 3)} |`,
+  `| waiting for the sampled id | ${round(profile.host.waitMs, 3)} |`,
+  `| whole step | ${round(profile.host.stepMs, 3)} |`,
+  "",
+  "| kernel class | dispatches per token | ms per token | share |",
+  "| --- | --- | --- | --- |",
+  ...profile.kernels.map((k) => `| ${k.kind} | ${k.dispatches} | ${round(k.ms, 3)} | ${Math.round((100 * k.ms) / gpuMs)}% |`),
+  `| all | ${profile.dispatchesPerToken} | ${round(gpuMs, 3)} | 100% |`,
+  "",
+].join("\n");
+writeWebGpuResult("-profile", settings.modelPath, started, result, markdown);
+console.log(markdown);
