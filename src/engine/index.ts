@@ -5,7 +5,7 @@
  */
 export { createEngine } from "./engine.js";
 export { DEFAULT_PARALLEL, DEFAULT_QUEUE, type BackendSettings, type EngineOptions, type GpuBackendName, type GpuChoice, type GpuLayersChoice, type PrefixDiskSettings, type PrefixDivergence } from "./engine-options.js";
-export type { ModelDeclaration, RemoteModelSpec, ReplicaSpec, ScriptedModelSpec, ScriptGate } from "./model-specs.js";
+export type { DraftDeclaration, ModelDeclaration, RemoteModelSpec, ReplicaSpec, ScriptedModelSpec, ScriptGate } from "./model-specs.js";
 export type { Engine, EngineStats } from "./engine-types.js";
 export type { Backend, BackendFactory, GenerateOptions, LoadedModel, ModelInfo, PrefixCacheStats } from "./backend.js";
 export { describeBackend, listBackendNames, registerBackend } from "./backend-registry.js";

@@ -11,6 +11,14 @@ export interface ModelDeclaration {
   aliases?: string[];
   /** A registered backend name (default: the engine's `backend`, else "llama-cpp"). */
   backend?: string;
+  /** A smaller model with the same vocabulary that drafts tokens for this one (speculative decoding; llama.cpp). */
+  draft?: DraftDeclaration;
+}
+
+/** The draft model of a local model: its .gguf path and the most tokens it drafts per step (default 8). */
+export interface DraftDeclaration {
+  path: string;
+  maxTokens?: number;
 }
 
 /** One upstream of a remote model. */

@@ -13,7 +13,7 @@ export async function openLlamaCppBackend(settings: BackendSettings): Promise<Ba
   const { gpu, warn = warnOnStderr, ...modelSettings } = settings;
   const llama = await openLlama(gpu, warn);
   return {
-    load: ({ id, path, aliases }) => loadLlamaCppModel({ ...modelSettings, warn, id, path, aliases, llama }),
+    load: ({ id, path, aliases, draft }) => loadLlamaCppModel({ ...modelSettings, warn, id, path, aliases, draft, llama }),
     describe: () => describeLlamaRuntime(llama),
     dispose: () => llama.dispose(),
   };

@@ -4,16 +4,19 @@
  * affinity over those sequences, and the request → token plan translation.
  */
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
+import { basename } from "node:path";
 import type { ModelInfo, PrefixCacheStats, StepStats } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
 import type { GenerationPlan, PlanTarget } from "../../generation-plan.js";
 import { LocalModel } from "../../local-model.js";
 import type { GpuLayersChoice, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
+import type { DraftDeclaration } from "../../model-specs.js";
 import { PromptThread } from "../../text/prompt-thread.js";
 import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
 import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
+import { DraftModel } from "./draft-model.js";
 import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
@@ -63,6 +66,8 @@ export interface LlamaCppModelOptions {
   /** node-llama-cpp batching options for the context (measurements record the dispatched batches through it). */
   batching?: BatchingOptions;
   ids?: IdFactory;
+  /** A smaller model with the same vocabulary that drafts tokens for this one (draft-model.ts). */
+  draft?: DraftDeclaration;
   /** Debug hook: where a prompt diverged from the best cached sequence. */
   onPrefixDivergence?(modelId: string, info: PrefixDivergence): void;
 }
@@ -112,14 +117,24 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   }
   const cores = device === "cpu" ? new CoreSplit(new CoreShare(options.threads)) : undefined;
   const cpu = cores ? useCpuThreads(context, model, options.threads, () => cores.mainCores()) : undefined;
+  let draft: DraftModel | undefined;
+  try {
+    draft = options.draft && await DraftModel.open(options, context, () => cores?.mainCores() ?? options.threads);
+  } catch (error) {
+    await context.dispose();
+    cpu?.pool?.release();
+    await model.dispose();
+    throw error;
+  }
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, choice);
+  if (draft && options.draft) info.details = { ...info.details, draftModel: basename(options.draft.path), draftMax: draft.maxTokens };
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores)) : undefined;
   if (cores && lane) cores.laneActive = () => lane.active;
   if (lane && options.warmUp) lane.warmUp(() => laneFitsAtLoad(model, ctxSize));
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores });
+  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores, draft });
   // A server measures its step cost before its first request, which the planner then sizes right from the start.
   if (options.warmUp) {
     await loaded.calibrate();
@@ -137,6 +152,7 @@ interface ModelParts {
   disk?: PrefixDiskCache;
   lane?: PrefillLane;
   cores?: CoreSplit;
+  draft?: DraftModel;
 }
 
 export class LlamaCppModel extends LocalModel {
@@ -178,7 +194,8 @@ export class LlamaCppModel extends LocalModel {
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
     // The lane's own request holds a slot of the main context too.
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
-    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane };
+    const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), maxTokens: parts.draft.maxTokens };
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane, drafts };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }
 
@@ -199,6 +216,7 @@ export class LlamaCppModel extends LocalModel {
   async dispose(): Promise<void> {
     await this.pool.flush();
     await this.context.dispose();
+    await this.parts.draft?.dispose();
     await this.parts.lane?.dispose();
     await this.target.vocabulary.close();
     this.parts.pool?.release();
