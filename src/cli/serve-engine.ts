@@ -5,10 +5,11 @@
 import { join } from "node:path";
 import type { RemoteModelSpec, Engine, GpuLayersChoice, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
 import type { ModelDeclaration } from "./serve-config.js";
-import { toGpuChoice, type GpuFlag } from "./options.js";
+import { toGpuChoice, type DraftFlags, type GpuFlag } from "./options.js";
+import { resolveDraft } from "./resolve-draft.js";
 
-/** What the engine needs from `kiln serve`'s merged settings. */
-export interface ServeEngineSettings {
+/** What the engine needs from `kiln serve`'s merged settings (the draft flags apply to models that name no draft). */
+export interface ServeEngineSettings extends DraftFlags {
   models: ModelDeclaration[];
   parallel?: number;
   queue?: number;
@@ -38,7 +39,7 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
   const models: EngineModel[] = [];
   const remoteModels: RemoteModelSpec[] = [];
   for (const declaration of declarations) {
-    if (declaration.kind === "local") models.push(await resolveLocal(declaration));
+    if (declaration.kind === "local") models.push(await resolveLocal(declaration, settings));
     else remoteModels.push(toRemoteSpec(declaration));
   }
   const { createEngine } = await import("../engine/index.js");
@@ -65,12 +66,13 @@ async function diskTier(settings: ServeEngineSettings, hooks: ServeEngineHooks):
   return { dir: join(kilnHome(), "cache", "prefix"), maxBytes: settings.cacheDiskBytes, minTokens: settings.cacheMinTokens, warn: (message) => hooks.log(`kiln: ${message}`) };
 }
 
-async function resolveLocal(declaration: Extract<ModelDeclaration, { kind: "local" }>): Promise<EngineModel> {
+async function resolveLocal(declaration: Extract<ModelDeclaration, { kind: "local" }>, flags: DraftFlags): Promise<EngineModel> {
   const { resolveModel, parseModelRef, createProgressRenderer } = await import("../models/index.js");
   const renderer = createProgressRenderer(process.stderr);
   try {
     const path = await resolveModel(declaration.source, { onProgress: (p) => renderer.update(p) });
-    return { id: declaration.name ?? parseModelRef(declaration.source).name, path, aliases: declaration.aliases, backend: declaration.backend };
+    const draft = await resolveDraft(declaration.draftModel ?? flags.draftModel, declaration.draftMax ?? flags.draftMax, (p) => renderer.update(p));
+    return { id: declaration.name ?? parseModelRef(declaration.source).name, path, aliases: declaration.aliases, backend: declaration.backend, draft };
   } finally {
     renderer.finish();
   }
