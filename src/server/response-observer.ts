@@ -48,6 +48,7 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
     const total = running ? addUsage(finished, running) : finished;
     Object.assign(record, { inputTokens: total.inputTokens, cachedInputTokens: total.cachedInputTokens, outputTokens: total.outputTokens });
     record.cacheTier ??= total.cacheTier;
+    if (total.draft) record.draft = total.draft;
   };
 
   /** Records what an event says about usage and failure. */
@@ -134,11 +135,13 @@ export function describeFailure(error: EngineError): string {
 
 function addUsage(a: Usage, b: Usage): Usage {
   const cacheTier = a.cacheTier ?? b.cacheTier;
+  const draft = a.draft || b.draft ? { drafted: (a.draft?.drafted ?? 0) + (b.draft?.drafted ?? 0), accepted: (a.draft?.accepted ?? 0) + (b.draft?.accepted ?? 0) } : undefined;
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     ...(cacheTier ? { cacheTier } : {}),
+    ...(draft ? { draft } : {}),
   };
 }
 

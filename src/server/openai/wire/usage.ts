@@ -1,5 +1,5 @@
 /** Engine Usage → the usage objects of chat/completions, completions and responses (all real counts). */
-import type { Usage } from "../../../engine/index.js";
+import type { DraftUsage, Usage } from "../../../engine/index.js";
 
 /** Chat and legacy completions usage; `cached_tokens` is the prefix the engine really reused. */
 export interface ChatUsage {
@@ -7,6 +7,8 @@ export interface ChatUsage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number };
+  /** Only for a model served with a draft model: drafted tokens the model kept and those it rejected. */
+  completion_tokens_details?: { accepted_prediction_tokens: number; rejected_prediction_tokens: number };
 }
 
 /**
@@ -27,7 +29,13 @@ export function toChatUsage(usage: Usage): ChatUsage {
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
     prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
+    ...(usage.draft ? { completion_tokens_details: toPredictionTokens(usage.draft) } : {}),
   };
+}
+
+/** OpenAI's counts for predicted tokens, which is what a draft model's tokens are. */
+function toPredictionTokens(draft: DraftUsage): NonNullable<ChatUsage["completion_tokens_details"]> {
+  return { accepted_prediction_tokens: draft.accepted, rejected_prediction_tokens: draft.drafted - draft.accepted };
 }
 
 /**
