@@ -16,6 +16,7 @@ import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
 import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
+import { DraftLength } from "./draft-length.js";
 import { DraftModel } from "./draft-model.js";
 import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
@@ -194,7 +195,7 @@ export class LlamaCppModel extends LocalModel {
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
     // The lane's own request holds a slot of the main context too.
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
-    const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), maxTokens: parts.draft.maxTokens };
+    const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), length: new DraftLength(parts.draft.maxTokens) };
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane, drafts };
     this.target = { modelId: info.id, vocabulary, ctxSize };
   }

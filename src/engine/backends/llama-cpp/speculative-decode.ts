@@ -1,18 +1,20 @@
 /**
  * The token loop with a draft model (speculative decoding). Each step the draft sequence, kept in step with the
- * target's tokens, proposes up to `maxTokens` tokens greedily (stopping early where it is unsure), and the target
- * evaluates its pending token and the proposals in one multi-token evaluation, sampling a token at every position
+ * target's tokens, proposes greedily as many tokens as pay (draft-length.ts), stopping early where it is unsure,
+ * and the target evaluates its pending token and the proposals in one multi-token evaluation, sampling a token at every position
  * with the request's own sampler. A proposal is kept while it equals what the target sampled at the position before
  * it; the first token the target sampled differently (or the one after the last proposal) ends the step. Every token
  * out is thus a token the target sampled from its own distribution given the tokens before it: at temperature 0
  * exactly the target's greedy output, otherwise the target's distribution. The rejected proposals are erased from
  * the target's cache before the tokens go out.
  *
- * On a CPU a step's cost is mostly reading the weights, so evaluating a few tokens costs little more than one, and a
- * step yields as many tokens as the draft got right, plus one.
+ * Where a step's cost is mostly reading the weights, evaluating a few tokens costs little more than one, and a step
+ * yields as many tokens as the draft got right, plus one; where drafting does not pay, the target runs its own token
+ * loop between probes.
  */
 import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
 import type { DraftUsage } from "../../events.js";
+import { ALONE_TOKENS, type DraftLength } from "./draft-length.js";
 
 /** Below this probability of its best token the draft stops proposing (llama.cpp's speculative `p_min`). */
 const DRAFT_MIN_CONFIDENCE = 0.75;
@@ -24,7 +26,8 @@ export interface SpeculativeStep { token: Token; confidence?: number; probabilit
 export interface SpeculativeParts {
   model: LlamaModel;
   draft: LlamaContextSequence;
-  maxTokens: number;
+  /** Decides each step's proposals from what drafting costs and gains (one per model). */
+  length: DraftLength;
   /** Counted as the steps go: proposals the target evaluated, and those it kept. */
   usage: DraftUsage;
 }
@@ -44,20 +47,28 @@ export async function* speculate(
   options: SamplerOptions,
 ): AsyncGenerator<SpeculativeStep> {
   const seeds = stepSeeds(options.seed);
+  const { temperature, minP, topK, topP, tokenBias } = options;
   let pending = input;
   // Kept proposals evaluated into the target's cache but not yet read: erased if the reader stops before them.
   let unread = 0;
   try {
     for (;;) {
       // A prompt's first token is not drafted: the draft would have to read the whole prompt first.
-      const proposals = pending.length === 1 ? await propose(parts, [...target.contextTokens, ...pending], room(target, pending, parts.maxTokens)) : [];
-      const { temperature, minP, topK, topP, tokenBias } = options;
+      const wanted = pending.length === 1 ? room(target, parts.length.next()) : 0;
+      const proposals = wanted > 0 ? await propose(parts, [...target.contextTokens, ...pending], wanted) : [];
+      if (proposals.length === 0) {
+        const last = yield* alone(target, pending, parts, metadata, { ...options, seed: seeds() }, wanted > 0 || pending.length > 1 ? 1 : ALONE_TOKENS);
+        if (last === undefined) return;
+        pending = [last];
+        continue;
+      }
+      const proposed = performance.now();
       const sample = { token: true, ...metadata, options: { temperature, minP, topK, topP, tokenBias, seed: seeds() } };
-      const items: ControlledEvaluateInputItem[] = [...pending.slice(0, -1), ...[pending.at(-1)!, ...proposals].map((token): ControlledEvaluateInputItem => [token, { generateNext: sample }])];
-      const results = await target.controlledEvaluate(items);
-      const sampled = results.slice(pending.length - 1).map((result) => toStep(result?.next));
+      const results = await target.controlledEvaluate([pending[0]!, ...proposals].map((token): ControlledEvaluateInputItem => [token, { generateNext: sample }]));
+      const sampled = results.map((result) => toStep(result?.next));
       let kept = 0;
       while (kept < proposals.length && sampled[kept]!.token === proposals[kept]) kept++;
+      parts.length.verified(proposals.length + 1, proposals.length, kept, performance.now() - proposed);
       parts.usage.drafted += proposals.length;
       parts.usage.accepted += kept;
       if (kept < proposals.length) await target.eraseContextTokenRanges([{ start: target.nextTokenIndex - (proposals.length - kept), end: target.nextTokenIndex }]);
@@ -77,11 +88,13 @@ export async function* speculate(
 
 /**
  * Up to `count` greedy proposals of the draft after `tokens` (the target's cache and its pending token): the draft
- * sequence keeps what it shares with them and evaluates the rest, stopping where its best token is unlikely.
+ * sequence keeps what it shares with them and evaluates the rest, stopping where its best token is unlikely. A step
+ * that had no more than the usual one or two tokens to catch up on is timed for the draft's cost.
  */
 async function propose(parts: SpeculativeParts, tokens: Token[], count: number): Promise<Token[]> {
   const { draft } = parts;
   if (count <= 0) return [];
+  const started = performance.now();
   // At least the last token is evaluated again: its logits give the first proposal.
   const shared = Math.min(draft.nextTokenIndex === 0 ? 0 : draft.compareContextTokens(tokens).firstDifferentIndex, tokens.length - 1);
   if (shared < draft.nextTokenIndex) await draft.eraseContextTokenRanges([{ start: shared, end: draft.nextTokenIndex }]);
@@ -91,12 +104,37 @@ async function propose(parts: SpeculativeParts, tokens: Token[], count: number):
     proposals.push(step.token);
     if (proposals.length >= count || parts.model.isEogToken(step.token)) break;
   }
+  if (tokens.length - shared <= 2) parts.length.drafted(proposals.length, performance.now() - started);
   return proposals;
 }
 
-/** Proposals that fit: the target's cache must hold its pending tokens, the proposals and the token after them. */
-function room(target: LlamaContextSequence, pending: Token[], maxTokens: number): number {
-  return Math.min(maxTokens, target.context.contextSize - target.nextTokenIndex - pending.length - 1);
+/**
+ * The target's own token loop for `count` tokens after `pending`: the prompt's first token, a step whose draft
+ * proposed nothing, or a stretch where drafting does not pay (timed per token for the draft length). Returns the
+ * last token, not yet evaluated, or undefined when generation ended.
+ */
+async function* alone(
+  target: LlamaContextSequence,
+  pending: Token[],
+  parts: SpeculativeParts,
+  metadata: { confidence: boolean; probabilities: boolean },
+  options: SamplerOptions,
+  count: number,
+): AsyncGenerator<SpeculativeStep, Token | undefined> {
+  let generated = 0;
+  const started = performance.now();
+  for await (const step of target.evaluateWithMetadata(pending, metadata, options)) {
+    yield step;
+    if (++generated < count) continue;
+    if (pending.length === 1) parts.length.verified(1, 0, 0, (performance.now() - started) / generated);
+    return step.token;
+  }
+  return undefined;
+}
+
+/** Proposals that fit: the target's cache must hold its pending token, the proposals and the token after them. */
+function room(target: LlamaContextSequence, wanted: number): number {
+  return Math.min(wanted, target.context.contextSize - target.nextTokenIndex - 2);
 }
 
 /**
@@ -116,7 +154,7 @@ function toStep(next: { token?: Token | null; confidence?: number; probabilities
 /** A model's draft sequences, paired with its slots' sequences. */
 export interface Drafts {
   sequences: Map<LlamaContextSequence, LlamaContextSequence>;
-  maxTokens: number;
+  length: DraftLength;
 }
 
 /**
@@ -127,5 +165,5 @@ export interface Drafts {
 export function draftFor(drafts: Drafts | undefined, model: LlamaModel, target: LlamaContextSequence, options: SequenceEvaluateOptions): SpeculativeParts | undefined {
   const draft = drafts?.sequences.get(target);
   if (!drafts || !draft || options.grammarEvaluationState || options.repeatPenalty) return undefined;
-  return { model, draft, maxTokens: drafts.maxTokens, usage: { drafted: 0, accepted: 0 } };
+  return { model, draft, length: drafts.length, usage: { drafted: 0, accepted: 0 } };
 }
