@@ -28,6 +28,8 @@ export interface SpeculativeParts {
   draft: LlamaContextSequence;
   /** Decides each step's proposals from what drafting costs and gains (one per model). */
   length: DraftLength;
+  /** Whether this sequence generates alone in its context (drafting is for a lone stream). */
+  alone(): boolean;
   /** Counted as the steps go: proposals the target evaluated, and those it kept. */
   usage: DraftUsage;
 }
@@ -53,8 +55,10 @@ export async function* speculate(
   let unread = 0;
   try {
     for (;;) {
-      // A prompt's first token is not drafted: the draft would have to read the whole prompt first.
-      const wanted = pending.length === 1 ? room(target, parts.length.next()) : 0;
+      // A prompt's first token is not drafted: the draft would have to read the whole prompt first. Nor is a stream
+      // beside others: they would wait at each decode step while it drafts, and their tokens already share the
+      // weights' reads.
+      const wanted = pending.length === 1 && parts.alone() ? room(target, parts.length.next()) : 0;
       const proposals = wanted > 0 ? await propose(parts, [...target.contextTokens, ...pending], wanted) : [];
       if (proposals.length === 0) {
         const last = yield* alone(target, pending, parts, metadata, { ...options, seed: seeds() }, wanted > 0 || pending.length > 1 ? 1 : ALONE_TOKENS);
@@ -155,6 +159,8 @@ function toStep(next: { token?: Token | null; confidence?: number; probabilities
 export interface Drafts {
   sequences: Map<LlamaContextSequence, LlamaContextSequence>;
   length: DraftLength;
+  /** Whether at most one sequence of the context is generating. */
+  alone(): boolean;
 }
 
 /**
@@ -165,5 +171,5 @@ export interface Drafts {
 export function draftFor(drafts: Drafts | undefined, model: LlamaModel, target: LlamaContextSequence, options: SequenceEvaluateOptions): SpeculativeParts | undefined {
   const draft = drafts?.sequences.get(target);
   if (!drafts || !draft || options.grammarEvaluationState || options.repeatPenalty) return undefined;
-  return { model, draft, length: drafts.length, usage: { drafted: 0, accepted: 0 } };
+  return { model, draft, length: drafts.length, alone: drafts.alone, usage: { drafted: 0, accepted: 0 } };
 }
