@@ -1,34 +1,41 @@
 import { describe, expect, it } from "vitest";
-import { DraftLength } from "./draft-length.js";
+import { ALONE_TOKENS, DraftLength } from "./draft-length.js";
 
-/** Feeds `steps` drafting steps of every size from 1 to max, timed by the given costs, each keeping `keep(n)` proposals. */
-function observe(length: DraftLength, costs: { targetFixed: number; targetPerToken: number; draftPerToken: number }, keep: (n: number) => number, steps = 40): void {
-  for (let i = 0; i < steps; i++) {
-    const n = 1 + (i % length.max);
-    length.drafted(n, costs.draftPerToken * n);
-    length.verified(n + 1, n, keep(n), costs.targetFixed + costs.targetPerToken * (n + 1));
-  }
-}
+/** The next `count` decisions. */
+const decisions = (length: DraftLength, count: number) => Array.from({ length: count }, () => length.next());
 
 describe("DraftLength", () => {
-  it("drafts in full where extra tokens cost little beside a step and the target keeps most proposals", () => {
+  it("drafts first, then measures the target's own loop once drafting has been timed", () => {
     const length = new DraftLength(8);
-    observe(length, { targetFixed: 60, targetPerToken: 4, draftPerToken: 12 }, (n) => n);
     expect(length.next()).toBe(8);
+    length.drafted(5, 500);
+    expect(length.next()).toBe(0);
   });
 
-  it("drafts fewer tokens when the target keeps fewer of them", () => {
+  it("keeps drafting while drafting is faster, with a stretch of the target's own loop every eighth step", () => {
     const length = new DraftLength(8);
-    observe(length, { targetFixed: 60, targetPerToken: 4, draftPerToken: 12 }, (n) => Math.min(n, 1));
-    const n = length.next();
-    expect(n).toBeGreaterThan(0);
-    expect(n).toBeLessThan(8);
+    length.drafted(6, 600);
+    length.wentAlone(ALONE_TOKENS, ALONE_TOKENS * 150);
+    expect(decisions(length, 16)).toEqual([8, 8, 8, 8, 8, 8, 8, 0, 8, 8, 8, 8, 8, 8, 8, 0]);
   });
 
-  it("lets the target go alone where every token costs its own compute, drafting again after each stretch", () => {
+  it("lets the target go alone while drafting is slower, probing a drafting step every eighth step", () => {
+    const length = new DraftLength(4);
+    length.drafted(2, 1000);
+    length.wentAlone(ALONE_TOKENS, ALONE_TOKENS * 150);
+    expect(decisions(length, 8)).toEqual([0, 0, 0, 0, 0, 0, 0, 4]);
+  });
+
+  it("follows a change of speed within a few steps", () => {
     const length = new DraftLength(8);
-    // A CPU shared with other work: an extra verified token costs as much as a token alone, a draft token nearly as much.
-    observe(length, { targetFixed: 50, targetPerToken: 88, draftPerToken: 80 }, (n) => n);
-    expect([length.next(), length.next(), length.next(), length.next()]).toEqual([0, 8, 0, 8]);
+    length.drafted(2, 1000);
+    length.wentAlone(ALONE_TOKENS, ALONE_TOKENS * 150);
+    expect(length.next()).toBe(0);
+    // The load changed: drafting steps now bring 8 tokens in 600 ms, the target alone 300 ms a token.
+    for (let i = 0; i < 6; i++) {
+      length.drafted(8, 600);
+      length.wentAlone(ALONE_TOKENS, ALONE_TOKENS * 300);
+    }
+    expect(length.next()).toBe(8);
   });
 });

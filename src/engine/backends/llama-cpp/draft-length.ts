@@ -1,71 +1,63 @@
 /**
- * How many tokens to draft in the next step, from what drafting has cost and gained on this machine. A step with n
- * proposals costs n draft steps and one target step of n + 1 tokens, and yields on average 1 + a + … + aⁿ tokens
- * when the target keeps each proposal with probability a. Drafting pays only where the target's extra tokens cost
- * less than the tokens they bring: on an idle CPU a step of a few tokens costs little more than one, while on a
- * CPU shared with other work every token costs its own compute and drafting slows generation down. So each step
- * takes the n (up to `--draft-max`) that yields the most tokens per millisecond by the costs fitted so far (the step
- * planner's line model, step-cost.ts). Where none pays, the target generates ALONE_TOKENS tokens on its own (its
- * usual token loop, cheaper per token than a step of one), and then one step drafts in full again, so that the fit
- * follows a machine whose load changes.
+ * Whether the next step drafts, from the speed each way has had on this machine lately. Drafting pays where a
+ * target step of a few tokens costs little more than one, as on an idle CPU or a GPU; on a CPU shared with other
+ * work, where every token costs its own compute, it can cost more than it brings. So the tokens and milliseconds of
+ * drafting steps (the draft's proposals and the target's check, with what the draft had to catch up on) and of the
+ * target's own loop are counted, fading so that the last dozen or so count most, and the faster way goes on, with a
+ * probe of the other way every PROBE_EVERY steps so that a change of load is seen. A drafting step asks for
+ * `--draft-max` proposals; the draft stops earlier where it is unsure (speculative-decode.ts).
  */
-import { StepCostModel, type StepCostParts } from "./step-cost.js";
 
-/** Tokens the target generates alone, when drafting does not pay, before a step drafts again to measure. */
+/** Tokens the target generates on its own in one go (a step of its own loop, or a probe of it). */
 export const ALONE_TOKENS = 16;
-/** Weight the acceptance seen so far keeps per later step (about the last 30 steps count). */
-const FADE = 0.97;
-/**
- * Priors that make drafting worth trying: a target step's tokens cost a tenth of its fixed part (as on an idle CPU)
- * and a draft step a fifth of a target step. They count for little (a hundredth of the step planner's prior
- * weight): a few steps of different sizes outweigh them, where the planner's prior stands for far more steps.
- */
-const TARGET_PRIOR: StepCostParts = { fixed: 50, perToken: 5, perTokenPerKDepth: 0 };
-const DRAFT_PRIOR: StepCostParts = { fixed: 0, perToken: 10, perTokenPerKDepth: 0 };
-const PRIOR_WEIGHT = 0.001;
+/** Steps of the faster way between two probes of the other. */
+const PROBE_EVERY = 8;
+/** Weight a step keeps per later step of the same way. */
+const FADE = 0.9;
+
+/** Faded tokens and milliseconds of one way of generating. */
+class Throughput {
+  private tokens = 0;
+  private ms = 0;
+
+  add(tokens: number, ms: number): void {
+    this.tokens = FADE * this.tokens + tokens;
+    this.ms = FADE * this.ms + ms;
+  }
+
+  /** Tokens per millisecond; undefined before the first step. */
+  get rate(): number | undefined {
+    return this.ms > 0 ? this.tokens / this.ms : undefined;
+  }
+}
 
 export class DraftLength {
-  private readonly target = new StepCostModel(TARGET_PRIOR, PRIOR_WEIGHT);
-  private readonly draft = new StepCostModel(DRAFT_PRIOR, PRIOR_WEIGHT);
-  // Faded counts of proposals the target judged and of those it kept (one prior proposal kept).
-  private judged = 1;
-  private kept = 1;
-  private probeNext = false;
+  private readonly drafting = new Throughput();
+  private readonly alone = new Throughput();
+  private sinceProbe = 0;
 
   constructor(readonly max: number) {}
 
-  /** Proposals to ask for in the next step (0: the target generates ALONE_TOKENS tokens on its own). */
+  /** Proposals to ask for in the next step: `max`, or 0 for ALONE_TOKENS tokens of the target's own loop. */
   next(): number {
-    const best = this.best();
-    if (best > 0) return best;
-    this.probeNext = !this.probeNext;
-    return this.probeNext ? 0 : this.max;
+    const drafting = this.drafting.rate;
+    const alone = this.alone.rate;
+    // Drafting is tried first, and the target's own loop as soon as drafting has been measured.
+    if (drafting === undefined) return this.max;
+    if (alone === undefined) return 0;
+    const faster = drafting >= alone ? this.max : 0;
+    if (++this.sinceProbe < PROBE_EVERY) return faster;
+    this.sinceProbe = 0;
+    return faster === 0 ? this.max : 0;
   }
 
-  /** The draft took `ms` to propose `proposals` tokens. */
-  drafted(proposals: number, ms: number): void {
-    this.draft.observe({ tokens: Math.max(1, proposals) }, ms);
+  /** A drafting step yielded `tokens` tokens in `ms`, the draft's work included. */
+  drafted(tokens: number, ms: number): void {
+    this.drafting.add(tokens, ms);
   }
 
-  /** The target took `ms` to evaluate `tokens` tokens (1 for a token of its own loop), `proposals` of them drafted, keeping `kept`. */
-  verified(tokens: number, proposals: number, kept: number, ms: number): void {
-    this.target.observe({ tokens }, ms);
-    if (proposals === 0) return;
-    // A step ends at the first rejection: it judged the kept proposals and, when it rejected one, that one.
-    this.judged = FADE * this.judged + kept + (kept < proposals ? 1 : 0);
-    this.kept = FADE * this.kept + kept;
-  }
-
-  /** The n that yields the most tokens per millisecond, 0 when drafting does not pay. */
-  private best(): number {
-    const accept = Math.min(this.kept / this.judged, 0.99);
-    let best = { n: 0, rate: 1 / this.target.ms({ tokens: 1 }) };
-    let expected = 1;
-    for (let n = 1; n <= this.max; n++) {
-      expected += accept ** n;
-      const rate = expected / (this.draft.ms({ tokens: n }) + this.target.ms({ tokens: n + 1 }));
-      if (rate > best.rate) best = { n, rate };
-    }
-    return best.n;
+  /** The target's own loop generated `tokens` tokens in `ms`. */
+  wentAlone(tokens: number, ms: number): void {
+    this.alone.add(tokens, ms);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The token loop with a draft model (speculative decoding). Each step the draft sequence, kept in step with the
- * target's tokens, proposes greedily as many tokens as pay (draft-length.ts), stopping early where it is unsure,
- * and the target evaluates its pending token and the proposals in one multi-token evaluation, sampling a token at every position
+ * target's tokens, proposes up to `--draft-max` tokens greedily, stopping early where it is unsure, and the target
+ * evaluates its pending token and the proposals in one multi-token evaluation, sampling a token at every position
  * with the request's own sampler. A proposal is kept while it equals what the target sampled at the position before
  * it; the first token the target sampled differently (or the one after the last proposal) ends the step. Every token
  * out is thus a token the target sampled from its own distribution given the tokens before it: at temperature 0
@@ -9,8 +9,8 @@
  * the target's cache before the tokens go out.
  *
  * Where a step's cost is mostly reading the weights, evaluating a few tokens costs little more than one, and a step
- * yields as many tokens as the draft got right, plus one; where drafting does not pay, the target runs its own token
- * loop between probes.
+ * yields as many tokens as the draft got right, plus one; where drafting has been slower than the target's own token
+ * loop, that loop runs instead, between probes (draft-length.ts).
  */
 import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
 import type { DraftUsage } from "../../events.js";
@@ -26,7 +26,7 @@ export interface SpeculativeStep { token: Token; confidence?: number; probabilit
 export interface SpeculativeParts {
   model: LlamaModel;
   draft: LlamaContextSequence;
-  /** Decides each step's proposals from what drafting costs and gains (one per model). */
+  /** Decides whether each step drafts, from the speed each way has had (one per model). */
   length: DraftLength;
   /** Whether this sequence generates alone in its context (drafting is for a lone stream). */
   alone(): boolean;
@@ -59,23 +59,25 @@ export async function* speculate(
       // beside others: they would wait at each decode step while it drafts, and their tokens already share the
       // weights' reads.
       const wanted = pending.length === 1 && parts.alone() ? room(target, parts.length.next()) : 0;
+      const started = performance.now();
       const proposals = wanted > 0 ? await propose(parts, [...target.contextTokens, ...pending], wanted) : [];
       if (proposals.length === 0) {
         const last = yield* alone(target, pending, parts, metadata, { ...options, seed: seeds() }, wanted > 0 || pending.length > 1 ? 1 : ALONE_TOKENS);
         if (last === undefined) return;
+        // A draft that proposed nothing still cost its step.
+        if (wanted > 0) parts.length.drafted(1, performance.now() - started);
         pending = [last];
         continue;
       }
-      const proposed = performance.now();
       const sample = { token: true, ...metadata, options: { temperature, minP, topK, topP, tokenBias, seed: seeds() } };
       const results = await target.controlledEvaluate([pending[0]!, ...proposals].map((token): ControlledEvaluateInputItem => [token, { generateNext: sample }]));
       const sampled = results.map((result) => toStep(result?.next));
       let kept = 0;
       while (kept < proposals.length && sampled[kept]!.token === proposals[kept]) kept++;
-      parts.length.verified(proposals.length + 1, proposals.length, kept, performance.now() - proposed);
       parts.usage.drafted += proposals.length;
       parts.usage.accepted += kept;
       if (kept < proposals.length) await target.eraseContextTokenRanges([{ start: target.nextTokenIndex - (proposals.length - kept), end: target.nextTokenIndex }]);
+      parts.length.drafted(kept + 1, performance.now() - started);
       const out = sampled.slice(0, kept + 1);
       unread = kept;
       for (const step of out) {
@@ -92,13 +94,11 @@ export async function* speculate(
 
 /**
  * Up to `count` greedy proposals of the draft after `tokens` (the target's cache and its pending token): the draft
- * sequence keeps what it shares with them and evaluates the rest, stopping where its best token is unlikely. A step
- * that had no more than the usual one or two tokens to catch up on is timed for the draft's cost.
+ * sequence keeps what it shares with them and evaluates the rest, stopping where its best token is unlikely.
  */
 async function propose(parts: SpeculativeParts, tokens: Token[], count: number): Promise<Token[]> {
   const { draft } = parts;
   if (count <= 0) return [];
-  const started = performance.now();
   // At least the last token is evaluated again: its logits give the first proposal.
   const shared = Math.min(draft.nextTokenIndex === 0 ? 0 : draft.compareContextTokens(tokens).firstDifferentIndex, tokens.length - 1);
   if (shared < draft.nextTokenIndex) await draft.eraseContextTokenRanges([{ start: shared, end: draft.nextTokenIndex }]);
@@ -108,7 +108,6 @@ async function propose(parts: SpeculativeParts, tokens: Token[], count: number):
     proposals.push(step.token);
     if (proposals.length >= count || parts.model.isEogToken(step.token)) break;
   }
-  if (tokens.length - shared <= 2) parts.length.drafted(proposals.length, performance.now() - started);
   return proposals;
 }
 
@@ -130,7 +129,8 @@ async function* alone(
   for await (const step of target.evaluateWithMetadata(pending, metadata, options)) {
     yield step;
     if (++generated < count) continue;
-    if (pending.length === 1) parts.length.verified(1, 0, 0, (performance.now() - started) / generated);
+    // Timed only for a stretch of its own: a prompt's first token or a lone token after an unsure draft says little.
+    if (count === ALONE_TOKENS) parts.length.wentAlone(generated, performance.now() - started);
     return step.token;
   }
   return undefined;

@@ -47,8 +47,7 @@ export class StepCostModel {
   private b = [0, 0, 0];
   private fitted: StepCostParts;
 
-  /** `priorWeight`: how many 64-token steps' worth of evidence the prior counts as, in tenths (default PRIOR_WEIGHT). */
-  constructor(private prior: StepCostParts, private readonly priorWeight = PRIOR_WEIGHT) {
+  constructor(private prior: StepCostParts) {
     this.fitted = prior;
   }
 
@@ -87,7 +86,7 @@ export class StepCostModel {
   /** Ridge regression towards the prior, so a part the steps say nothing about keeps its prior value. */
   private solve(): StepCostParts {
     const p = [this.prior.fixed, this.prior.perToken, this.prior.perTokenPerKDepth];
-    const pull = PRIOR_SCALE.map((scale) => this.priorWeight * scale * scale);
+    const pull = PRIOR_SCALE.map((scale) => PRIOR_WEIGHT * scale * scale);
     const m = this.a.map((row, i) => row.map((v, j) => v + (i === j ? pull[i]! : 0)));
     const v = this.b.map((v, i) => v + pull[i]! * p[i]!);
     const theta = solve3(m, v) ?? p;
