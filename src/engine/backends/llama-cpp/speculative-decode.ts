@@ -48,7 +48,7 @@ export async function* speculate(
   metadata: { confidence: boolean; probabilities: boolean },
   options: SamplerOptions,
 ): AsyncGenerator<SpeculativeStep> {
-  const seeds = stepSeeds(options.seed);
+  const seeds = stepSeeds();
   const { temperature, minP, topK, topP, tokenBias } = options;
   let pending = input;
   // Kept proposals evaluated into the target's cache but not yet read: erased if the reader stops before them.
@@ -142,11 +142,11 @@ function room(target: LlamaContextSequence, wanted: number): number {
 }
 
 /**
- * A seed per step: controlledEvaluate starts a fresh sampler each call, and one seeded alike every step would draw
- * the same random numbers each time. A request's seed still makes its output repeatable.
+ * A seed per step: controlledEvaluate and each stretch of the target's own loop start a fresh sampler, and one seeded
+ * alike every step would draw the same random numbers each time (seeded requests are not drafted: draftFor).
  */
-function stepSeeds(seed: number | undefined): () => number {
-  let next = seed ?? Math.floor(Math.random() * 2 ** 32);
+function stepSeeds(): () => number {
+  let next = Math.floor(Math.random() * 2 ** 32);
   return () => (next = (next + 0x9e3779b9) >>> 0);
 }
 
@@ -165,11 +165,13 @@ export interface Drafts {
 
 /**
  * The parts of a drafted request, or undefined for one the draft cannot serve exactly: a grammar (controlledEvaluate
- * takes none) or repetition penalties (node-llama-cpp reads their history once per evaluation, so drafted positions
- * would be penalised without the tokens before them).
+ * takes none), repetition penalties (node-llama-cpp reads their history once per evaluation, so drafted positions
+ * would be penalised without the tokens before them), or a seed at a temperature above 0 (whether a step drafts
+ * depends on timing, and the random numbers each sample draws with it: the same seed must give the same text).
  */
 export function draftFor(drafts: Drafts | undefined, model: LlamaModel, target: LlamaContextSequence, options: SequenceEvaluateOptions): SpeculativeParts | undefined {
   const draft = drafts?.sequences.get(target);
-  if (!drafts || !draft || options.grammarEvaluationState || options.repeatPenalty) return undefined;
+  const seeded = (options.temperature ?? 0) > 0 && options.seed !== undefined;
+  if (!drafts || !draft || options.grammarEvaluationState || options.repeatPenalty || seeded) return undefined;
   return { model, draft, length: drafts.length, alone: drafts.alone, usage: { drafted: 0, accepted: 0 } };
 }
