@@ -6,6 +6,7 @@
  */
 import { toEngineError, type EngineError, type GenerationEvent, type Usage } from "../engine/index.js";
 import type { ResponseRecord } from "./context.js";
+import { addDraftUsage } from "./draft-usage.js";
 
 /** Options of {@link createResponseObserver}. */
 export interface ResponseObserverOptions {
@@ -135,7 +136,7 @@ export function describeFailure(error: EngineError): string {
 
 function addUsage(a: Usage, b: Usage): Usage {
   const cacheTier = a.cacheTier ?? b.cacheTier;
-  const draft = a.draft || b.draft ? { drafted: (a.draft?.drafted ?? 0) + (b.draft?.drafted ?? 0), accepted: (a.draft?.accepted ?? 0) + (b.draft?.accepted ?? 0) } : undefined;
+  const draft = addDraftUsage(a.draft, b.draft);
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
