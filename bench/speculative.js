@@ -8,8 +8,8 @@
  *
  * Env: BENCH_SPEC_ROUNDS (2), BENCH_SPEC_TOKENS (200), BENCH_SPEC_PROMPTS (how many of the prompts, 4),
  * BENCH_SPEC_TIMEOUT (seconds per request, 600: one that runs out is recorded as such), BENCH_DRAFT_MAX (kiln's
- * --draft-max, default kiln's own), BENCH_SPEC_LLAMA=0 (kiln only), BENCH_THREADS. Writes
- * bench/results/<date>-speculative.{json,md}.
+ * --draft-max, default kiln's own), BENCH_SPEC_LLAMA=0 (kiln only), BENCH_SPEC_NAME (a suffix for the result
+ * files), BENCH_THREADS. Writes bench/results/<date>-speculative[-<name>].{json,md}.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -80,7 +80,7 @@ async function main() {
     }
     const result = { date: new Date().toISOString(), machine, settings: { target, draft, threads: settings.threads, ctx: settings.ctxPerSequence, maxTokens, rounds, draftMax: env.BENCH_DRAFT_MAX ?? "kiln's default" }, runs };
     mkdirSync(RESULTS_DIR, { recursive: true });
-    const file = join(RESULTS_DIR, `${result.date.slice(0, 10)}-speculative`);
+    const file = join(RESULTS_DIR, `${result.date.slice(0, 10)}-speculative${env.BENCH_SPEC_NAME ? `-${env.BENCH_SPEC_NAME}` : ""}`);
     writeFileSync(`${file}.json`, `${JSON.stringify(result, null, 2)}\n`);
     writeFileSync(`${file}.md`, render(result));
     log(`wrote ${file}.md`);
