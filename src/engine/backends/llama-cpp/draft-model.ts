@@ -7,7 +7,7 @@
 import type { LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
 import { basename } from "node:path";
 import { EngineError } from "../../../errors/engine-error.js";
-import { loadGgufModel } from "./load-llama.js";
+import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import type { LlamaCppModelOptions } from "./llama-cpp-model.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
 
@@ -28,7 +28,7 @@ export class DraftModel {
    */
   static async open(options: LlamaCppModelOptions, target: LlamaContext, cores: () => number): Promise<DraftModel> {
     const draft = options.draft!;
-    const model = await loadGgufModel(options.llama, draft.path, { gpuLayers: options.gpuLayers, fitTokens: target.contextSize * target.totalSequences, warn: options.warn ?? (() => undefined) });
+    const model = await loadGgufModel(options.llama, draft.path, { gpuLayers: options.gpuLayers, fitTokens: target.contextSize * target.totalSequences, warn: options.warn ?? warnOnStderr });
     let context: LlamaContext | undefined;
     try {
       context = await model.createContext({ contextSize: target.contextSize, sequences: target.totalSequences, threads: options.threads });
