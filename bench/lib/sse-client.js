@@ -14,6 +14,7 @@
  * @property {number|undefined} cachedTokens usage.prompt_tokens_details.cached_tokens (or llama-server's timings.cache_n)
  * @property {string} text the generated text
  * @property {object|undefined} serverTimings llama-server's own `timings` object, when sent
+ * @property {object|undefined} usage the final usage object as sent
  * @property {boolean} retried sent a second time after the server closed its kept-alive connection
  */
 
@@ -88,6 +89,7 @@ export async function streamChat(baseUrl, { model, messages, maxTokens, extra = 
     cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? serverTimings?.cache_n,
     text,
     serverTimings,
+    usage,
     retried,
   };
 }

@@ -5,6 +5,7 @@
 import { type Engine, type ModelInfo, EngineError } from "../engine/index.js";
 import { UsageError } from "./report-error.js";
 import { toGpuChoice, type ModelFlags } from "./options.js";
+import { resolveDraft } from "./resolve-draft.js";
 
 /** An engine serving exactly one model, and that model's facts. */
 export interface LocalEngine {
@@ -21,8 +22,10 @@ export async function openLocalEngine(flags: ModelFlags & { parallel?: number },
   const ref = flags.model ?? DEFAULT_MODEL;
   const renderer = options.quiet ? undefined : createProgressRenderer(process.stderr);
   let path: string;
+  let draft;
   try {
     path = await resolveModel(ref, { onProgress: (progress) => renderer?.update(progress) });
+    draft = await resolveDraft(flags.draftModel, flags.draftMax, (progress) => renderer?.update(progress));
   } catch (error) {
     if (error instanceof EngineError && error.code === "not_found") {
       throw new UsageError(error.message, "`kiln models list` shows the models in the store; a path must point to a .gguf file");
@@ -34,7 +37,7 @@ export async function openLocalEngine(flags: ModelFlags & { parallel?: number },
   const { createEngine } = await import("../engine/index.js");
   const id = parseModelRef(ref).name;
   const engine = await createEngine({
-    models: [{ id, path, backend: flags.backend }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize, threads: flags.threads,
+    models: [{ id, path, backend: flags.backend, draft }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize, threads: flags.threads,
     gpu: toGpuChoice(flags.gpu), gpuLayers: flags.gpuLayers,
     // Load warnings go to stderr, except while a full-screen UI owns the terminal.
     warn: options.quiet ? () => undefined : undefined,

@@ -21,14 +21,27 @@ export type LocalBackendName = "llama-cpp" | "webgpu";
 export const GPU_FLAG_VALUES = ["auto", "cuda", "vulkan", "metal", "none"] as const;
 export type GpuFlag = (typeof GPU_FLAG_VALUES)[number];
 
-/** Parsed model flags (`--model`, `--threads`, `--ctx-size`, `--gpu`, `--gpu-layers`). */
-export interface ModelFlags {
+/** Parsed model flags (`--model`, `--threads`, `--ctx-size`, `--gpu`, `--gpu-layers`, `--draft-model`, `--draft-max`). */
+export interface ModelFlags extends DraftFlags {
   model?: string;
   threads?: number;
   ctxSize?: number;
   backend?: LocalBackendName;
   gpu?: GpuFlag;
   gpuLayers?: GpuLayersChoice;
+}
+
+/** Speculative decoding flags. */
+export interface DraftFlags {
+  draftModel?: string;
+  draftMax?: number;
+}
+
+/** Adds `--draft-model` and `--draft-max` (speculative decoding on the llama.cpp backend). */
+export function addDraftOptions(command: Command): Command {
+  return command
+    .option("--draft-model <ref>", "a smaller model with the same vocabulary that drafts tokens for the model, which checks them several at a time (speculative decoding; the output stays the model's own)")
+    .option("--draft-max <n>", "most tokens the draft model proposes per step (default 8)", parseNumberIn(1, 64, true));
 }
 
 /** `--backend`: where local models run. */
@@ -102,15 +115,16 @@ export function addSamplingOptions(command: Command): Command {
 /** Help for `--ctx-size`. */
 export const CTX_SIZE_HELP = "context size per sequence in tokens (default: the largest up to the model's that fits the free memory; at most 32768 on the CPU)";
 
-/** Adds `--model`, `--threads`, `--ctx-size`, `--backend`, `--gpu` and `--gpu-layers`. */
+/** Adds `--model`, `--threads`, `--ctx-size`, `--backend`, `--gpu`, `--gpu-layers` and the draft flags. */
 export function addModelOptions(command: Command): Command {
-  return command
+  command
     .option("-m, --model <ref>", `model name, .gguf path or reference (default: ${DEFAULT_MODEL})`)
     .option("--threads <n>", "CPU threads for generation (default: all cores)", parseNumberIn(1, 1024, true))
     .option("--ctx-size <n>", CTX_SIZE_HELP, parseNumberIn(256, 1_048_576, true))
     .addOption(backendOption())
     .addOption(gpuOption())
     .addOption(gpuLayersOption());
+  return addDraftOptions(command);
 }
 
 /** Adds the flags every generating command shares: system prompt, model, max tokens, sampling and stops. */

@@ -73,6 +73,14 @@ describe("readConfigFile", () => {
     expect(() => readConfigFile(writeConfig({ gpuLayers: 2.5 }))).toThrow(/gpuLayers: /);
   });
 
+  it("reads a local model's draft model and draft size", () => {
+    const config = readConfigFile(writeConfig({ models: [{ source: "qwen2.5-coder-1.5b", draftModel: "qwen2.5-coder-0.5b", draftMax: 6 }] }));
+    expect(config.declarations).toEqual([{ kind: "local", name: undefined, source: "qwen2.5-coder-1.5b", aliases: [], draftModel: "qwen2.5-coder-0.5b", draftMax: 6 }]);
+    expect(() => readConfigFile(writeConfig({ models: [{ source: "m", draftMax: 0 }] }))).toThrow(/models\.0\.draftMax: /);
+    expect(() => readConfigFile(writeConfig({ models: [{ source: "m", draftModel: "" }] }))).toThrow(/models\.0\.draftModel: /);
+    expect(() => readConfigFile(writeConfig({ models: [{ name: "r", backend: "openai", upstreams: ["http://a/v1"], draftModel: "m" }] }))).toThrow(/models\.0/);
+  });
+
   it("names the key and the problem of a bad config", () => {
     expect(() => readConfigFile(writeConfig({ models: [{ source: "m", backend: "cuda" }] }))).toThrow(/models\.0/);
     expect(() => readConfigFile(writeConfig({ port: "x" }))).toThrow(/port: Invalid type/);

@@ -29,6 +29,10 @@ const LocalModel = v.strictObject({
   aliases: v.optional(v.array(v.string())),
   /** Split `<think>` blocks out as reasoning (true) or leave them in the answer (false); default: from the chat template. */
   reasoning: v.optional(v.boolean()),
+  /** A smaller model with the same vocabulary that drafts tokens for this one (speculative decoding). */
+  draftModel: v.optional(v.pipe(v.string(), v.minLength(1))),
+  /** Most tokens the draft proposes per step (default 8). */
+  draftMax: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
 });
 
 const GPU_LAYERS = 'expected "auto", "max" or a number of layers (0: the CPU)';
@@ -69,7 +73,7 @@ export type ConfigFile = v.InferOutput<typeof ConfigFile>;
 
 /** A model as `serve` declares it to the engine. */
 export type ModelDeclaration =
-  | { kind: "local"; name?: string; source: string; aliases: string[]; backend?: "llama-cpp" | "webgpu"; reasoning?: boolean }
+  | { kind: "local"; name?: string; source: string; aliases: string[]; backend?: "llama-cpp" | "webgpu"; reasoning?: boolean; draftModel?: string; draftMax?: number }
   | { kind: "remote"; name: string; upstreams: string[]; apiKey?: string; upstreamModel?: string; contextWindow?: number; maxConcurrency?: number; aliases: string[] };
 
 /** Reads and validates a config file; every problem names the key path. */
@@ -97,7 +101,8 @@ function toDeclaration(model: NonNullable<ConfigFile["models"]>[number], path: s
     const { name, upstreams, upstreamModel, contextWindow, maxConcurrency } = model;
     return { kind: "remote", name, upstreams, apiKey, upstreamModel, contextWindow, maxConcurrency, aliases: model.aliases ?? [] };
   }
-  return { kind: "local", name: model.name, source: model.source, aliases: model.aliases ?? [], backend: model.backend, reasoning: model.reasoning };
+  const { draftModel, draftMax } = model;
+  return { kind: "local", name: model.name, source: model.source, aliases: model.aliases ?? [], backend: model.backend, reasoning: model.reasoning, ...(draftModel ? { draftModel } : {}), ...(draftMax ? { draftMax } : {}) };
 }
 
 /**

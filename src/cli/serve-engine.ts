@@ -5,10 +5,12 @@
 import { join } from "node:path";
 import type { RemoteModelSpec, Engine, GpuLayersChoice, KvCacheTypes, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
 import type { ModelDeclaration } from "./serve-config.js";
-import { toGpuChoice, type GpuFlag } from "./options.js";
+import { toGpuChoice, type DraftFlags, type GpuFlag } from "./options.js";
+import { UsageError } from "./report-error.js";
+import { resolveDraft } from "./resolve-draft.js";
 
-/** What the engine needs from `kiln serve`'s merged settings. */
-export interface ServeEngineSettings {
+/** What the engine needs from `kiln serve`'s merged settings (the draft flags apply to models that name no draft). */
+export interface ServeEngineSettings extends DraftFlags {
   models: ModelDeclaration[];
   parallel?: number;
   queue?: number;
@@ -48,11 +50,15 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
   const { DEFAULT_MODEL } = await import("../models/index.js");
   const { storeOnDemand } = await import("./store-on-demand.js");
   const declarations = settings.models;
-  if (declarations.length === 0) await resolveLocal({ kind: "local", source: DEFAULT_MODEL, aliases: [] });
+  if (declarations.length === 0) {
+    // Models loaded on demand load without a draft: a draft is declared with the model it drafts for.
+    if (settings.draftModel) throw new UsageError("--draft-model drafts for the models named with --model (or the config file's models), and none is named", "kiln serve --model qwen2.5-coder-1.5b --draft-model qwen2.5-coder-0.5b");
+    await resolveLocal({ kind: "local", source: DEFAULT_MODEL, aliases: [] }, {});
+  }
   const models: EngineModel[] = [];
   const remoteModels: RemoteModelSpec[] = [];
   for (const declaration of declarations) {
-    if (declaration.kind === "local") models.push(await resolveLocal(declaration));
+    if (declaration.kind === "local") models.push(await resolveLocal(declaration, settings));
     else remoteModels.push(toRemoteSpec(declaration));
   }
   const { createEngine } = await import("../engine/index.js");
@@ -84,13 +90,14 @@ async function diskTier(settings: ServeEngineSettings, hooks: ServeEngineHooks):
   return { dir: join(kilnHome(), "cache", "prefix"), maxBytes: settings.cacheDiskBytes, minTokens: settings.cacheMinTokens, warn: (message) => hooks.log(`kiln: ${message}`) };
 }
 
-async function resolveLocal(declaration: Extract<ModelDeclaration, { kind: "local" }>): Promise<EngineModel> {
+async function resolveLocal(declaration: Extract<ModelDeclaration, { kind: "local" }>, flags: DraftFlags): Promise<EngineModel> {
   const { resolveModel, parseModelRef, createProgressRenderer } = await import("../models/index.js");
   const renderer = createProgressRenderer(process.stderr);
   try {
     const path = await resolveModel(declaration.source, { onProgress: (p) => renderer.update(p) });
     const { aliases, backend, reasoning } = declaration;
-    return { id: declaration.name ?? parseModelRef(declaration.source).name, path, aliases, backend, reasoning };
+    const draft = await resolveDraft(declaration.draftModel ?? flags.draftModel, declaration.draftMax ?? flags.draftMax, (p) => renderer.update(p));
+    return { id: declaration.name ?? parseModelRef(declaration.source).name, path, aliases, backend, reasoning, draft };
   } finally {
     renderer.finish();
   }

@@ -14,9 +14,13 @@ export type CacheTier = "ram" | "disk";
 /**
  * Real token counts. `inputTokens` counts the whole rendered prompt, `cachedInputTokens` the reused prefix of it,
  * `cacheTier` where that prefix came from (absent when nothing was reused or the backend does not say);
- * `reasoningTokens`, of the output, those generated inside a think block (local reasoning models only).
+ * `reasoningTokens`, of the output, those generated inside a think block (local reasoning models only); `draft` the
+ * drafted tokens (only for a model served with a draft model).
  */
-export interface Usage { inputTokens: number; cachedInputTokens: number; outputTokens: number; cacheTier?: CacheTier; reasoningTokens?: number }
+export interface Usage { inputTokens: number; cachedInputTokens: number; outputTokens: number; cacheTier?: CacheTier; reasoningTokens?: number; draft?: DraftUsage }
+
+/** Speculative decoding: tokens a draft model proposed that the target evaluated, and those the target kept. */
+export interface DraftUsage { drafted: number; accepted: number }
 
 /** Top alternatives at one generated position (only when requested). */
 export interface TokenLogprob { token: string; logprob: number; top: Array<{ token: string; logprob: number }> }

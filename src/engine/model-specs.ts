@@ -13,6 +13,14 @@ export interface ModelDeclaration {
   backend?: string;
   /** Whether the model thinks in `<think>` blocks; undefined: detected from its chat template. */
   reasoning?: boolean;
+  /** A smaller model with the same vocabulary that drafts tokens for this one (speculative decoding; llama.cpp). */
+  draft?: DraftDeclaration;
+}
+
+/** The draft model of a local model: its .gguf path and the most tokens it drafts per step (default 8). */
+export interface DraftDeclaration {
+  path: string;
+  maxTokens?: number;
 }
 
 /**

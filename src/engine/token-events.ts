@@ -3,7 +3,7 @@
  * detokenisation, stop sequences, reasoning and tool-call parsing and blocks (OutputAssembler), the output budget, and the finish
  * event with the reason. The backend only supplies tokens and says when it stopped early (abort).
  */
-import type { CacheTier, FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob, Usage } from "./events.js";
+import type { CacheTier, DraftUsage, FinishReason, GenerationEvent, PromptTokenLogprob, TokenLogprob, Usage } from "./events.js";
 import type { GenerationPlan } from "./generation-plan.js";
 import type { IdFactory } from "../lib/ids.js";
 import { OutputAssembler } from "./text/output-assembler.js";
@@ -55,12 +55,15 @@ export class TokenEvents {
     return { events, finished: this.usage.outputTokens >= this.plan.maxTokens ? "length" : undefined };
   }
 
-  /** The closing events for `reason`: held-back text (unless a stop sequence or the one tool call ended it), then finish. */
-  finish(reason: FinishReason): GenerationEvent[] {
+  /**
+   * The closing events for `reason`: held-back text (unless a stop sequence or the one tool call ended it), then
+   * finish, whose usage includes `draft` when a draft model proposed tokens.
+   */
+  finish(reason: FinishReason, draft?: DraftUsage): GenerationEvent[] {
     const events: GenerationEvent[] = [];
     if (reason !== "stop-sequence" && reason !== "tool-calls") events.push(...this.assembler.push(this.decoder.flush()).events);
     events.push(...this.assembler.finish());
-    const usage = this.usage;
+    const usage = draft ? { ...this.usage, draft } : this.usage;
     // Any tool call makes the reason "tool-calls", unless aborted, or cut off by the token limit (as the hosted APIs
     // do: the client retries with more tokens rather than run a call with half its arguments). The stop sequence is
     // named when one ended it.

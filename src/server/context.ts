@@ -3,7 +3,7 @@
  * features (keys, limits, usage, metrics). Protocol routes see only a RequestContext; they never read headers
  * for auth or build ids themselves.
  */
-import type { CacheTier, Engine } from "../engine/index.js";
+import type { CacheTier, DraftUsage, Engine } from "../engine/index.js";
 import type { IdFactory } from "../lib/ids.js";
 
 /** Who is calling: a static key from --api-key/KILN_API_KEY, a stored key, or nobody when auth is off. */
@@ -100,6 +100,8 @@ export interface ResponseRecord {
   /** Where the cached prefix came from: "ram" or "disk". */
   cacheTier?: CacheTier;
   outputTokens?: number;
+  /** Tokens a draft model proposed and those the model kept (speculative decoding). */
+  draft?: DraftUsage;
   /** From the start of the first generation to its first generated delta (text, reasoning or tool call). */
   timeToFirstTokenMs?: number;
   /** Gaps between successive generated deltas within each generation. */

@@ -6,6 +6,7 @@
  */
 import { EngineError, toEngineError, type EmbeddingResult, type GenerationEvent, type Usage } from "../engine/index.js";
 import type { ResponseRecord } from "./context.js";
+import { addDraftUsage } from "./draft-usage.js";
 
 /** Options of {@link createResponseObserver}. */
 export interface ResponseObserverOptions {
@@ -58,6 +59,7 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
     const total = running ? addUsage(finished, running) : finished;
     Object.assign(record, { inputTokens: total.inputTokens, cachedInputTokens: total.cachedInputTokens, outputTokens: total.outputTokens });
     record.cacheTier ??= total.cacheTier;
+    if (total.draft) record.draft = total.draft;
   };
   const addFinished = (usage: Usage) => {
     Object.assign(finished, addUsage(finished, usage));
@@ -167,11 +169,13 @@ export function describeFailure(error: EngineError): string {
 
 function addUsage(a: Usage, b: Usage): Usage {
   const cacheTier = a.cacheTier ?? b.cacheTier;
+  const draft = addDraftUsage(a.draft, b.draft);
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     ...(cacheTier ? { cacheTier } : {}),
+    ...(draft ? { draft } : {}),
   };
 }
 

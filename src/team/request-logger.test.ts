@@ -51,4 +51,14 @@ describe("createRequestLogger", () => {
     log(GENERATED);
     expect(lines[0]).toBe("03:04:05 INFO  POST /v1/messages 200 m-resolved 812ms ttft 120ms in 30 (cached 8) out 5 key key_abc req_1");
   });
+
+  it("reports the tokens a draft model proposed and those kept, in both formats", () => {
+    const drafted = { ...GENERATED, draft: { drafted: 12, accepted: 9 } };
+    const json = capture();
+    json.log(drafted);
+    expect(JSON.parse(json.lines[0]!)).toMatchObject({ outputTokens: 5, draftTokens: 12, acceptedDraftTokens: 9 });
+    const pretty = capture({ pretty: true });
+    pretty.log(drafted);
+    expect(pretty.lines[0]).toBe("03:04:05 INFO  POST /v1/messages 200 m-resolved 812ms ttft 120ms in 30 (cached 8) out 5 draft 9/12 accepted key key_abc req_1");
+  });
 });

@@ -55,6 +55,8 @@ function toLogEntry(record: ResponseRecord, logBodies: boolean): Record<string, 
     cachedInputTokens: record.cachedInputTokens,
     cacheTier: record.cacheTier,
     outputTokens: record.outputTokens,
+    draftTokens: record.draft?.drafted,
+    acceptedDraftTokens: record.draft?.accepted,
     error: record.error,
   };
   if (logBodies) Object.assign(entry, { prompt: record.prompt, output: record.output });
@@ -66,6 +68,7 @@ function formatPretty(now: number, level: LogLevel, entry: Record<string, unknow
   const parts = [time, level.toUpperCase().padEnd(5), entry.method, entry.route, entry.status, entry.model ?? "-", `${entry.durationMs}ms`];
   if (entry.timeToFirstTokenMs !== undefined) parts.push(`ttft ${entry.timeToFirstTokenMs}ms`);
   if (entry.inputTokens !== undefined) parts.push(`in ${entry.inputTokens} (cached ${entry.cachedInputTokens ?? 0}${entry.cacheTier ? ` ${entry.cacheTier}` : ""}) out ${entry.outputTokens ?? 0}`);
+  if (entry.draftTokens !== undefined) parts.push(`draft ${entry.acceptedDraftTokens}/${entry.draftTokens} accepted`);
   parts.push(`key ${entry.keyId}`, String(entry.requestId));
   if (entry.error !== undefined) parts.push(`error ${entry.error}`);
   const bodies = entry.prompt === undefined ? "" : `\n  prompt: ${JSON.stringify(entry.prompt)}\n  output: ${JSON.stringify(entry.output ?? "")}`;

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkEventSequence, type GenerationEvent } from "../../src/engine/index.js";
-import { realModelPath } from "../helpers/real-model.js";
+import { catalogModelPath, realModelPath } from "../helpers/real-model.js";
 
 const BIN = join(import.meta.dirname, "..", "..", "bin", "kiln.js");
 
@@ -133,6 +133,7 @@ describe("kiln run input errors", () => {
     [["--top-k", "2.5"], /top-k/],
     [["--max-tokens", "0"], /max-tokens/],
     [["--seed", "-1"], /seed/],
+    [["--draft-max", "0"], /draft-max/],
     [["--bogus"], /unknown option '--bogus'/],
   ])("%j exits 1 with one clear line", async (flags, pattern) => {
     const result = await kiln([...flags, "hello"]);
@@ -161,5 +162,12 @@ describe("kiln run input errors", () => {
     const result = await kiln(["--model", broken, "hello"]);
     expect(result.code).toBe(2);
     expect(result.stderr.split("\n")[0]).toMatch(/^kiln: .*broken\.gguf/);
+  });
+
+  it("a draft model with another vocabulary exits 1, naming both models and why", async () => {
+    const result = await kiln(["--model", catalogModelPath("qwen2.5-coder-0.5b"), "--draft-model", realModelPath(), "--threads", "1", "hello"]);
+    expect(result.code).toBe(1);
+    expectOneError(result.stderr, /^kiln: smollm2-135m\.gguf cannot draft for qwen2\.5-coder-0\.5b\.gguf: the two models' vocabularies differ \(.+\)$/);
+    expect(result.stdout).toBe("");
   });
 });

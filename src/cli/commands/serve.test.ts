@@ -43,6 +43,12 @@ describe("resolveSettings", () => {
     expect(resolveSettings({ ...noFlags, config, cacheDisk: 0 }, {})).toMatchObject({ cacheDiskBytes: 0 });
   });
 
+  it("passes --draft-model and --draft-max on, with the file's own models and their drafts", () => {
+    expect(resolveSettings({ ...noFlags, draftModel: "qwen2.5-coder-0.5b", draftMax: 4 }, {})).toMatchObject({ draftModel: "qwen2.5-coder-0.5b", draftMax: 4 });
+    const file = writeConfig({ models: [{ source: "qwen2.5-coder-1.5b", draftModel: "qwen2.5-coder-0.5b" }] });
+    expect(resolveSettings({ ...noFlags, config: file }, {}).models).toEqual([{ kind: "local", name: undefined, source: "qwen2.5-coder-1.5b", aliases: [], draftModel: "qwen2.5-coder-0.5b" }]);
+  });
+
   it("keeps the prefill lane unless --no-prefill-lane or the file's prefillLane: false turns it off", () => {
     expect(resolveSettings(noFlags, {})).toMatchObject({ prefillLane: true });
     expect(resolveSettings({ ...noFlags, prefillLane: false }, {})).toMatchObject({ prefillLane: false });

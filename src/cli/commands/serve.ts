@@ -8,7 +8,7 @@ import type { TeamFeatures } from "../../team/team-features.js";
 import { LOG_LEVELS, type LogLevel } from "../../team/request-logger.js";
 import { UsageError } from "../report-error.js";
 import {
-  backendOption, collectValues, CTX_SIZE_HELP, formatFlagErrors, gpuLayersOption, gpuOption, parseNumberIn, parseSize, type GpuFlag, type ModelFlags,
+  addDraftOptions, backendOption, collectValues, CTX_SIZE_HELP, formatFlagErrors, gpuLayersOption, gpuOption, parseNumberIn, parseSize, type GpuFlag, type ModelFlags,
 } from "../options.js";
 import { parseModelFlags, readConfigFile, type ConfigFile, type ModelDeclaration } from "../serve-config.js";
 import { addResidencyOptions, describeResidency, resolveResidency, type ResidencyFlags, type ResidencySettings } from "../residency-options.js";
@@ -66,6 +66,8 @@ interface ServeSettings extends ResidencySettings {
   prefillLane: boolean;
   drainTimeout: number;
   models: ModelDeclaration[];
+  draftModel?: string;
+  draftMax?: number;
 }
 
 /** The prefix cache's default disk budget. */
@@ -88,7 +90,8 @@ export function registerServe(program: Command): void {
     .addOption(backendOption())
     .addOption(gpuOption())
     .addOption(gpuLayersOption())
-    .option("-m, --model <ref>", "model to serve (repeatable; the first is the default): <ref>, <name>=<ref>, or <name>=openai+http://host:port/v1 for a remote replica (repeat the name for more replicas)", collectValues)
+    .option("-m, --model <ref>", "model to serve (repeatable; the first is the default): <ref>, <name>=<ref>, or <name>=openai+http://host:port/v1 for a remote replica (repeat the name for more replicas)", collectValues);
+  addDraftOptions(command)
     .option("--api-key <key>", "accept this API key (repeatable; also KILN_API_KEY, comma-separated); keys from `kiln keys create` are always accepted", collectValues)
     .option("--no-auth", "serve without API keys, even on a non-loopback address and even when stored keys exist")
     .option("--parallel <n>", "requests decoded at once per model (default 4)", parseNumberIn(1, 256, true))
@@ -159,6 +162,8 @@ export function resolveSettings(flags: ServeFlags, env = process.env): ServeSett
     drainTimeout: flags.drainTimeout,
     models: flags.model?.length ? parseModelFlags(flags.model) : file.declarations,
     ...resolveResidency(flags, file),
+    draftModel: flags.draftModel,
+    draftMax: flags.draftMax,
   };
 }
 

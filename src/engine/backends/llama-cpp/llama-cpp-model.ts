@@ -4,17 +4,21 @@
  * affinity over those sequences, and the request → token plan translation.
  */
 import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
+import { basename } from "node:path";
 import type { GenerateOptions, ModelInfo, PrefixCacheStats, StepStats } from "../../backend.js";
 import type { EmbeddingRequest, EmbeddingResult } from "../../embeddings.js";
 import type { GenerationEvent } from "../../events.js";
 import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { LocalModel } from "../../local-model.js";
 import type { GpuLayersChoice, KvCacheTypes, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
+import type { DraftDeclaration } from "../../model-specs.js";
 import { PromptThread } from "../../text/prompt-thread.js";
 import { vocabularyOf } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
 import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
+import { DraftLength } from "./draft-length.js";
+import { DraftModel } from "./draft-model.js";
 import { CoreShare, CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { EmbeddingContext } from "./embedding-context.js";
@@ -71,6 +75,8 @@ export interface LlamaCppModelOptions {
   /** node-llama-cpp batching options for the context (measurements record the dispatched batches through it). */
   batching?: BatchingOptions;
   ids?: IdFactory;
+  /** A smaller model with the same vocabulary that drafts tokens for this one (draft-model.ts). */
+  draft?: DraftDeclaration;
   /** Debug hook: where a prompt diverged from the best cached sequence. */
   onPrefixDivergence?(modelId: string, info: PrefixDivergence): void;
 }
@@ -120,7 +126,17 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   }
   const cores = device === "cpu" ? new CoreSplit(new CoreShare(options.threads)) : undefined;
   const cpu = cores ? useCpuThreads(context, model, options.threads, () => cores.mainCores()) : undefined;
+  let draft: DraftModel | undefined;
+  try {
+    draft = options.draft && await DraftModel.open(options, context, () => cores?.mainCores() ?? options.threads);
+  } catch (error) {
+    await context.dispose();
+    cpu?.pool?.release();
+    await model.dispose();
+    throw error;
+  }
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, choice);
+  if (draft && options.draft) info.details = { ...info.details, draftModel: basename(options.draft.path), draftMax: draft.maxTokens };
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores)) : undefined;
   if (cores && lane) cores.laneActive = () => lane.active;
@@ -128,7 +144,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   info.details = { ...info.details, ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores });
+  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores, draft });
   // A server measures its step cost before its first request, which the planner then sizes right from the start.
   if (options.warmUp) {
     await loaded.calibrate();
@@ -146,6 +162,7 @@ interface ModelParts {
   disk?: PrefixDiskCache;
   lane?: PrefillLane;
   cores?: CoreSplit;
+  draft?: DraftModel;
 }
 
 export class LlamaCppModel extends LocalModel {
@@ -189,7 +206,8 @@ export class LlamaCppModel extends LocalModel {
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
     // The lane's own request holds a slot of the main context too.
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
-    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane };
+    const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), length: new DraftLength(parts.draft.maxTokens), alone: () => barrier.generating <= 1 };
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane, drafts };
     this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
     info.details = { ...info.details, reasoning: targetReasons(this.target) };
     this.embeddings = new EmbeddingContext(model, this.target, options.threads);
@@ -223,6 +241,7 @@ export class LlamaCppModel extends LocalModel {
     await this.pool.flush();
     await this.context.dispose();
     await this.embeddings.dispose();
+    await this.parts.draft?.dispose();
     await this.parts.lane?.dispose();
     await this.target.vocabulary.close();
     this.parts.pool?.release();

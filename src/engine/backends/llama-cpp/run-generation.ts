@@ -23,6 +23,7 @@ import { toEvaluateOptions } from "./sampling.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
 import type { StepInterrupter } from "./step-interrupter.js";
 import { LANE_MIN_TOKENS, type PrefillLane } from "./prefill-lane.js";
+import { draftFor, speculate, type Drafts } from "./speculative-decode.js";
 
 /** What the loop needs from the loaded model. */
 export interface GenerationRuntime {
@@ -39,6 +40,8 @@ export interface GenerationRuntime {
   steps?: StepInterrupter;
   /** Evaluates long prompts beside the generating sequences; absent: in chunks inside their steps. */
   lane?: PrefillLane;
+  /** A draft model's sequences, one per slot (speculative decoding); absent: each token is the target's alone. */
+  drafts?: Drafts;
 }
 
 /** Events a reader may lag behind before the token loop pauses (and leaves the barrier meanwhile). */
@@ -84,6 +87,8 @@ async function decodeTokens(
   const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, scored ? 0 : lease.reusedTokens, scored ? undefined : lease.cacheTier);
   out.push(tokens.start(scored));
   const options = toEvaluateOptions(runtime.model, plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState, plan.reasoning?.budget && (() => tokens.forcedToken()));
+  // A think-block budget forces tokens by a bias the draft's proposals would not see.
+  const draft = plan.reasoning?.budget ? undefined : draftFor(runtime.drafts, runtime.model, lease.sequence, options);
   const top = plan.logprobs;
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";
@@ -107,7 +112,9 @@ async function decodeTokens(
     // A prompt that went whole into its first step (with its first token) is that first chunk: interruptible after it.
     if (chunked > 0 || laned !== undefined) firstChunkDone();
     const metadata = { confidence: top !== undefined, probabilities: (top ?? 0) > 0 };
-    const steps = stopped() ? undefined : lease.sequence.evaluateWithMetadata(prompt.slice(chunked), metadata, options);
+    const rest = prompt.slice(chunked);
+    const steps = stopped() ? undefined
+      : draft ? speculate(lease.sequence, rest, draft, metadata, options) : lease.sequence.evaluateWithMetadata(rest, metadata, options);
     if (!steps) reason = "aborted";
     for await (const step of steps ?? []) {
       if (!interruptible) firstChunkDone();
@@ -130,7 +137,7 @@ async function decodeTokens(
     runtime.steps?.forget(lease.sequence);
     pacer.stop();
   }
-  for (const event of tokens.finish(reason)) out.push(event);
+  for (const event of tokens.finish(reason, draft?.usage)) out.push(event);
 }
 
 /**

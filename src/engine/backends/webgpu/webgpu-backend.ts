@@ -2,6 +2,7 @@
  * The WebGPU backend as the engine sees it: one Dawn device, opened at the first load and shared by every model
  * this backend loads; `describe` reports the adapter, its API, tier and limits (`kiln info --backend webgpu`).
  */
+import { EngineError } from "../../../errors/engine-error.js";
 import type { Backend } from "../../backend.js";
 import type { BackendSettings } from "../../engine-options.js";
 import type { ModelDeclaration } from "../../model-specs.js";
@@ -13,7 +14,10 @@ export async function openWebGpuBackend(settings: BackendSettings): Promise<Back
   const device = () => (opening ??= openGpuDevice());
   const { ctxSize, prefixCache, promptBatch, parallel, ids, warmUp } = settings;
   return {
-    load: async ({ id, path, aliases, reasoning }) => loadWebGpuModel({ id, path, aliases, reasoning, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids, warmUp }),
+    async load({ id, path, aliases, reasoning, draft }) {
+      if (draft) throw new EngineError("invalid_request", `${id}: draft models (speculative decoding) run on the llama-cpp backend only`, { param: "draftModel" });
+      return loadWebGpuModel({ id, path, aliases, reasoning, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids, warmUp });
+    },
     async describe() {
       const { backend: api, ...adapter } = (await device()).info;
       return { api, ...adapter };

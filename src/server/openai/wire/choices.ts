@@ -3,7 +3,8 @@
  * run one after another, so each later choice finds the prompt already evaluated in the slot the first one used (the
  * prefix cache) and only generates. Usage follows OpenAI: each prompt counted once, completions summed.
  */
-import type { GenerationEvent, SamplingOptions, Usage } from "../../../engine/index.js";
+import type { DraftUsage, GenerationEvent, SamplingOptions, Usage } from "../../../engine/index.js";
+import { addDraftUsage } from "../../draft-usage.js";
 
 /**
  * `n` copies of a request; with a seed, choice i samples with seed + i, so seeded choices differ yet repeat. A seed
@@ -14,14 +15,19 @@ export function toChoiceRequests<R extends { sampling?: SamplingOptions }>(reque
   return Array.from({ length: n }, (_, i) => (seed === undefined || i === 0 ? request : { ...request, sampling: { ...request.sampling, seed: (seed + i) % 2 ** 32 } }));
 }
 
-/** Usage of choices grouped `perPrompt` to a prompt: the prompt (and its reuse) of each group's first, all completions. */
+/**
+ * Usage of choices grouped `perPrompt` to a prompt: the prompt (and its reuse) of each group's first, all
+ * completions and their drafts.
+ */
 export function sumChoiceUsage(usages: Usage[], perPrompt: number): Usage {
   const firsts = usages.filter((_, i) => i % perPrompt === 0);
+  const draft = usages.reduce<DraftUsage | undefined>((sum, usage) => addDraftUsage(sum, usage.draft), undefined);
   return {
     inputTokens: firsts.reduce((sum, usage) => sum + usage.inputTokens, 0),
     cachedInputTokens: firsts.reduce((sum, usage) => sum + usage.cachedInputTokens, 0),
     outputTokens: usages.reduce((sum, usage) => sum + usage.outputTokens, 0),
     ...(usages.some((usage) => usage.reasoningTokens !== undefined) ? { reasoningTokens: usages.reduce((sum, usage) => sum + (usage.reasoningTokens ?? 0), 0) } : {}),
+    ...(draft ? { draft } : {}),
   };
 }
 

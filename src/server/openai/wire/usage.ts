@@ -7,7 +7,9 @@ export interface ChatUsage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number };
-  completion_tokens_details?: { reasoning_tokens: number };
+  /** Tokens a local reasoning model wrote in its think block; for a model served with a draft model, the drafted
+   * tokens it kept and those it rejected. */
+  completion_tokens_details?: { reasoning_tokens?: number; accepted_prediction_tokens?: number; rejected_prediction_tokens?: number };
 }
 
 /**
@@ -28,7 +30,21 @@ export function toChatUsage(usage: Usage): ChatUsage {
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
     prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
-    ...(usage.reasoningTokens !== undefined ? { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } } : {}),
+    ...toCompletionDetails(usage),
+  };
+}
+
+/**
+ * `completion_tokens_details` where kiln knows them: a reasoning model's think-block tokens, and OpenAI's counts for
+ * predicted tokens, which is what a draft model's tokens are.
+ */
+function toCompletionDetails(usage: Usage): Pick<ChatUsage, "completion_tokens_details"> {
+  if (usage.reasoningTokens === undefined && !usage.draft) return {};
+  return {
+    completion_tokens_details: {
+      ...(usage.reasoningTokens !== undefined ? { reasoning_tokens: usage.reasoningTokens } : {}),
+      ...(usage.draft ? { accepted_prediction_tokens: usage.draft.accepted, rejected_prediction_tokens: usage.draft.drafted - usage.draft.accepted } : {}),
+    },
   };
 }
 

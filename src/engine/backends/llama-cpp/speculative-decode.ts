@@ -1,0 +1,177 @@
+/**
+ * The token loop with a draft model (speculative decoding). Each step the draft sequence, kept in step with the
+ * target's tokens, proposes up to `--draft-max` tokens greedily, stopping early where it is unsure, and the target
+ * evaluates its pending token and the proposals in one multi-token evaluation, sampling a token at every position
+ * with the request's own sampler. A proposal is kept while it equals what the target sampled at the position before
+ * it; the first token the target sampled differently (or the one after the last proposal) ends the step. Every token
+ * out is thus a token the target sampled from its own distribution given the tokens before it: at temperature 0
+ * exactly the target's greedy output, otherwise the target's distribution. The rejected proposals are erased from
+ * the target's cache before the tokens go out.
+ *
+ * Where a step's cost is mostly reading the weights, evaluating a few tokens costs little more than one, and a step
+ * yields as many tokens as the draft got right, plus one; where drafting has been slower than the target's own token
+ * loop, that loop runs instead, between probes (draft-length.ts).
+ */
+import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import type { DraftUsage } from "../../events.js";
+import { ALONE_TOKENS, type DraftLength } from "./draft-length.js";
+
+/** Below this probability of its best token the draft stops proposing (llama.cpp's speculative `p_min`). */
+const DRAFT_MIN_CONFIDENCE = 0.75;
+
+/** One generated token, shaped as node-llama-cpp's evaluateWithMetadata yields it. */
+export interface SpeculativeStep { token: Token; confidence?: number; probabilities?: Map<Token, number> }
+
+/** What a speculative loop needs beside the target's sequence. */
+export interface SpeculativeParts {
+  model: LlamaModel;
+  draft: LlamaContextSequence;
+  /** Decides whether each step drafts, from the speed each way has had (one per model). */
+  length: DraftLength;
+  /** Whether this sequence generates alone in its context (drafting is for a lone stream). */
+  alone(): boolean;
+  /** Counted as the steps go: proposals the target evaluated, and those it kept. */
+  usage: DraftUsage;
+}
+
+/** The sampler options controlledEvaluate takes (no grammar, no penalties: such requests are not drafted). */
+type SamplerOptions = Pick<SequenceEvaluateOptions, "temperature" | "minP" | "topK" | "topP" | "seed" | "tokenBias">;
+
+/**
+ * Generates after `input` (the prompt's tokens not yet evaluated, at least one) until the reader stops or an
+ * end-of-generation token, which is not yielded (as evaluateWithMetadata does).
+ */
+export async function* speculate(
+  target: LlamaContextSequence,
+  input: Token[],
+  parts: SpeculativeParts,
+  metadata: { confidence: boolean; probabilities: boolean },
+  options: SamplerOptions,
+): AsyncGenerator<SpeculativeStep> {
+  const seeds = stepSeeds();
+  const { temperature, minP, topK, topP, tokenBias } = options;
+  let pending = input;
+  // Kept proposals evaluated into the target's cache but not yet read: erased if the reader stops before them.
+  let unread = 0;
+  try {
+    for (;;) {
+      // A prompt's first token is not drafted: the draft would have to read the whole prompt first. Nor is a stream
+      // beside others: they would wait at each decode step while it drafts, and their tokens already share the
+      // weights' reads.
+      const wanted = pending.length === 1 && parts.alone() ? room(target, parts.length.next()) : 0;
+      const started = performance.now();
+      const proposals = wanted > 0 ? await propose(parts, [...target.contextTokens, ...pending], wanted) : [];
+      if (proposals.length === 0) {
+        const last = yield* alone(target, pending, parts, metadata, { ...options, seed: seeds() }, wanted > 0 || pending.length > 1 ? 1 : ALONE_TOKENS);
+        if (last === undefined) return;
+        // A draft that proposed nothing still cost its step.
+        if (wanted > 0) parts.length.drafted(1, performance.now() - started);
+        pending = [last];
+        continue;
+      }
+      const sample = { token: true, ...metadata, options: { temperature, minP, topK, topP, tokenBias, seed: seeds() } };
+      const results = await target.controlledEvaluate([pending[0]!, ...proposals].map((token): ControlledEvaluateInputItem => [token, { generateNext: sample }]));
+      const sampled = results.map((result) => toStep(result?.next));
+      let kept = 0;
+      while (kept < proposals.length && sampled[kept]!.token === proposals[kept]) kept++;
+      parts.usage.drafted += proposals.length;
+      parts.usage.accepted += kept;
+      if (kept < proposals.length) await target.eraseContextTokenRanges([{ start: target.nextTokenIndex - (proposals.length - kept), end: target.nextTokenIndex }]);
+      parts.length.drafted(kept + 1, performance.now() - started);
+      const out = sampled.slice(0, kept + 1);
+      unread = kept;
+      for (const step of out) {
+        if (parts.model.isEogToken(step.token)) return;
+        unread = Math.max(0, unread - 1);
+        yield step;
+      }
+      pending = [out.at(-1)!.token];
+    }
+  } finally {
+    if (unread > 0) await target.eraseContextTokenRanges([{ start: target.nextTokenIndex - unread, end: target.nextTokenIndex }]);
+  }
+}
+
+/**
+ * Up to `count` greedy proposals of the draft after `tokens` (the target's cache and its pending token): the draft
+ * sequence keeps what it shares with them and evaluates the rest, stopping where its best token is unlikely.
+ */
+async function propose(parts: SpeculativeParts, tokens: Token[], count: number): Promise<Token[]> {
+  const { draft } = parts;
+  if (count <= 0) return [];
+  // At least the last token is evaluated again: its logits give the first proposal.
+  const shared = Math.min(draft.nextTokenIndex === 0 ? 0 : draft.compareContextTokens(tokens).firstDifferentIndex, tokens.length - 1);
+  if (shared < draft.nextTokenIndex) await draft.eraseContextTokenRanges([{ start: shared, end: draft.nextTokenIndex }]);
+  const proposals: Token[] = [];
+  for await (const step of draft.evaluateWithMetadata(tokens.slice(shared), { confidence: true }, { temperature: 0, yieldEogToken: true })) {
+    if (step.confidence < DRAFT_MIN_CONFIDENCE) break;
+    proposals.push(step.token);
+    if (proposals.length >= count || parts.model.isEogToken(step.token)) break;
+  }
+  return proposals;
+}
+
+/**
+ * The target's own token loop for `count` tokens after `pending`: the prompt's first token, a step whose draft
+ * proposed nothing, or a stretch where drafting does not pay (timed per token for the draft length). Returns the
+ * last token, not yet evaluated, or undefined when generation ended.
+ */
+async function* alone(
+  target: LlamaContextSequence,
+  pending: Token[],
+  parts: SpeculativeParts,
+  metadata: { confidence: boolean; probabilities: boolean },
+  options: SamplerOptions,
+  count: number,
+): AsyncGenerator<SpeculativeStep, Token | undefined> {
+  let generated = 0;
+  const started = performance.now();
+  for await (const step of target.evaluateWithMetadata(pending, metadata, options)) {
+    yield step;
+    if (++generated < count) continue;
+    // Timed only for a stretch of its own: a prompt's first token or a lone token after an unsure draft says little.
+    if (count === ALONE_TOKENS) parts.length.wentAlone(generated, performance.now() - started);
+    return step.token;
+  }
+  return undefined;
+}
+
+/** Proposals that fit: the target's cache must hold its pending token, the proposals and the token after them. */
+function room(target: LlamaContextSequence, wanted: number): number {
+  return Math.min(wanted, target.context.contextSize - target.nextTokenIndex - 2);
+}
+
+/**
+ * A seed per step: controlledEvaluate and each stretch of the target's own loop start a fresh sampler, and one seeded
+ * alike every step would draw the same random numbers each time (seeded requests are not drafted: draftFor).
+ */
+function stepSeeds(): () => number {
+  let next = Math.floor(Math.random() * 2 ** 32);
+  return () => (next = (next + 0x9e3779b9) >>> 0);
+}
+
+function toStep(next: { token?: Token | null; confidence?: number; probabilities?: Map<Token, number> } | undefined): SpeculativeStep {
+  if (next?.token === undefined || next.token === null) throw new Error("Failed to sample the next token");
+  return { token: next.token, confidence: next.confidence, probabilities: next.probabilities };
+}
+
+/** A model's draft sequences, paired with its slots' sequences. */
+export interface Drafts {
+  sequences: Map<LlamaContextSequence, LlamaContextSequence>;
+  length: DraftLength;
+  /** Whether at most one sequence of the context is generating. */
+  alone(): boolean;
+}
+
+/**
+ * The parts of a drafted request, or undefined for one the draft cannot serve exactly: a grammar (controlledEvaluate
+ * takes none), repetition penalties (node-llama-cpp reads their history once per evaluation, so drafted positions
+ * would be penalised without the tokens before them), or a seed at a temperature above 0 (whether a step drafts
+ * depends on timing, and the random numbers each sample draws with it: the same seed must give the same text).
+ */
+export function draftFor(drafts: Drafts | undefined, model: LlamaModel, target: LlamaContextSequence, options: SequenceEvaluateOptions): SpeculativeParts | undefined {
+  const draft = drafts?.sequences.get(target);
+  const seeded = (options.temperature ?? 0) > 0 && options.seed !== undefined;
+  if (!drafts || !draft || options.grammarEvaluationState || options.repeatPenalty || seeded) return undefined;
+  return { model, draft, length: drafts.length, alone: drafts.alone, usage: { drafted: 0, accepted: 0 } };
+}
