@@ -88,8 +88,8 @@ describe("fromChatCompletionRequest", () => {
 
   it("reads stream options on a stream, n, logprobs with their alternatives and logit_bias", () => {
     expect(fromChatCompletionRequest({ ...base, stream: true, stream_options: { include_usage: true } })).toMatchObject({ stream: true, includeUsage: true, n: 1 });
-    const call = fromChatCompletionRequest({ ...base, n: 3, logprobs: true, top_logprobs: 2, logit_bias: { 42: -100 }, seed: 2 ** 63 });
-    expect(call).toMatchObject({ n: 3, request: { logprobs: 2, sampling: { logitBias: { 42: -100 }, seed: 2 ** 63 } } });
+    const call = fromChatCompletionRequest({ ...base, n: 3, logprobs: true, top_logprobs: 2, logit_bias: { 42: -100 }, seed: 2 ** 62 });
+    expect(call).toMatchObject({ n: 3, request: { logprobs: 2, sampling: { logitBias: { 42: -100 }, seed: 2 ** 62 } } });
     expect(fromChatCompletionRequest({ ...base, logprobs: true }).request.logprobs).toBe(0);
     expect(fromChatCompletionRequest({ ...base, logprobs: false }).request.logprobs).toBeUndefined();
   });
