@@ -1,4 +1,5 @@
 /** Files that are not loadable models fail with a backend_failure naming the file and the cause. */
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,6 +34,16 @@ describe("loading a model", () => {
     expect((error as Error).message.length).toBeGreaterThan("cannot load model truncated.gguf: ".length + 5);
   });
 
+  it("refuses a damaged GGUF (the magic, then garbage) from its own read of the header, naming the file and the cause", async () => {
+    const path = join(dir, "corrupt.gguf");
+    // Version 3, then counts and strings of random bytes: a damaged download that still starts like a model.
+    const bytes = randomBytes(1 << 20);
+    bytes.write("GGUF", 0, "latin1");
+    bytes.writeUInt32LE(3, 4);
+    const error = await createEngine({ models: [{ id: "corrupt", path: await writeAndReturn(path, bytes) }], threads: 1 }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "backend_failure", message: expect.stringMatching(/corrupt\.gguf: not a valid GGUF file: /) });
+  });
+
   it("refuses a missing file, naming it", async () => {
     const path = join(dir, "missing.gguf");
     await expect(createEngine({ models: [{ id: "missing", path }], threads: 1 })).rejects.toMatchObject({
@@ -41,3 +52,8 @@ describe("loading a model", () => {
     });
   });
 });
+
+async function writeAndReturn(path: string, bytes: Buffer): Promise<string> {
+  await writeFile(path, bytes);
+  return path;
+}

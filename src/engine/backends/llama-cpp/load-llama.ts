@@ -10,6 +10,7 @@ import {
   type LlamaModel,
 } from "node-llama-cpp";
 import { EngineError } from "../../../errors/engine-error.js";
+import { GgufFormatError, readGgufHeader } from "../../../gguf/read-gguf-header.js";
 import type { GpuBackendName, GpuChoice, GpuLayersChoice } from "../../engine-options.js";
 import { formatBytes } from "./fit-context.js";
 
@@ -201,6 +202,12 @@ async function checkGgufFile(path: string): Promise<void> {
   } finally {
     await handle.close();
   }
+  // A damaged file is refused here, by a reader that stops at the file's end, before llama.cpp's reader sees it: a
+  // damaged header was seen to keep that reader (and the event loop) busy while its memory grew by gigabytes.
+  await readGgufHeader(path).catch((error: unknown) => {
+    if (!(error instanceof GgufFormatError)) throw error;
+    throw new EngineError("backend_failure", `cannot load model ${basename(path)}: not a valid GGUF file: ${error.message} (${path})`, { path }, { cause: error });
+  });
 }
 
 function loadFailure(path: string, error: unknown): EngineError {
