@@ -126,15 +126,12 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   }
   const cores = device === "cpu" ? new CoreSplit(new CoreShare(options.threads)) : undefined;
   const cpu = cores ? useCpuThreads(context, model, options.threads, () => cores.mainCores()) : undefined;
-  let draft: DraftModel | undefined;
-  try {
-    draft = options.draft && await DraftModel.open(options, context, () => cores?.mainCores() ?? options.threads);
-  } catch (error) {
+  const draft = options.draft && await DraftModel.open(options, context, () => cores?.mainCores() ?? options.threads).catch(async (error: unknown) => {
     await context.dispose();
     cpu?.pool?.release();
     await model.dispose();
     throw error;
-  }
+  });
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, choice);
   if (draft && options.draft) info.details = { ...info.details, draftModel: basename(options.draft.path), draftMax: draft.maxTokens };
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
@@ -249,6 +246,4 @@ export class LlamaCppModel extends LocalModel {
   }
 }
 
-function round3(value: number): number {
-  return Math.round(value * 1000) / 1000;
-}
+const round3 = (value: number): number => Math.round(value * 1000) / 1000;
