@@ -16,7 +16,7 @@ export function registerLaunch(program: Command): void {
   const command = program
     .command("launch")
     .description("run a coding agent (claude, codex, opencode, qwen, aider) on a local model, starting kiln serve if needed")
-    .argument("[agent]", "claude | codex | opencode | aider")
+    .argument("[agent]", "claude | codex | opencode | qwen | aider")
     .argument("[args...]", "arguments for the agent (after --)")
     .option("-m, --model <ref>", "model (default: the running server's, else qwen2.5-coder-0.5b)")
     .option("--url <base>", "where kiln serves, or is started", DEFAULT_SERVER_URL)
@@ -29,6 +29,7 @@ export function registerLaunch(program: Command): void {
       "  kiln launch claude",
       '  kiln launch claude --model qwen2.5-coder-0.5b -- -p "create hello.py that prints hello" --permission-mode acceptEdits',
       "  kiln launch codex -- exec --full-auto \"add a README\"",
+      "  kiln launch qwen --model qwen2.5-coder-1.5b -- -p \"create hello.py that prints hello\" --approval-mode auto-edit",
       "  kiln launch --stop",
       "",
       "A server kiln launch starts keeps running after the agent exits (its prompt stays cached); stop it with --stop.",
