@@ -45,7 +45,7 @@ describe("kiln serve --pull-on-demand", () => {
   }, 600_000);
 
   it("answers a catalog model that cannot be pulled with one clear error, remembered rather than pulled again", async () => {
-    const ask = () => openai.chat.completions.create({ model: "qwen2.5-coder-0.5b", max_tokens: 4, messages: [{ role: "user", content: "Hi" }] }).catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
+    const ask = async () => (await openai.chat.completions.create({ model: "qwen2.5-coder-0.5b", max_tokens: 4, messages: [{ role: "user", content: "Hi" }] }).then(() => undefined, (error: unknown) => error)) as InstanceType<typeof OpenAI.APIError>;
     const [first, second] = [await ask(), await ask()];
     for (const failed of [first, second]) {
       expect(failed).toBeInstanceOf(OpenAI.APIError);
