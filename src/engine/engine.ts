@@ -48,11 +48,17 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     return opened;
   };
   const onDemand = options.onDemand;
-  const toSource = (model: OnDemandModel): ResidentSource => ({
+  // A load a request waits for skips the start-up warm-up: with another model streaming on 2 CPU cores, the load took
+  // 2.0 s without it against 4.3-7.5 s with it (bench/results/2026-11-26-vm-on-demand.md); the step planner then fits
+  // its cost model from the model's first steps instead of a calibration.
+  const toSource = (model: OnDemandModel, warmUp?: boolean): ResidentSource => ({
     info: stubInfo(model.id, model.aliases, model.backend ?? options.backend ?? "llama-cpp", { contextSize: model.contextSize, created: model.created, fileSize: model.fileSize }),
     estimatedBytes: model.fileSize,
     pinned: false,
-    load: async () => (await backend(model.backend ?? options.backend ?? "llama-cpp")).load(await model.resolve()),
+    load: async () => {
+      const spec = await model.resolve();
+      return (await backend(model.backend ?? options.backend ?? "llama-cpp")).load(warmUp === false ? { ...(spec as object), warmUp } : spec);
+    },
   });
   const residency = new ModelResidency({
     queue: options.queue ?? DEFAULT_QUEUE,
@@ -63,9 +69,9 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     failureMemoryMs: options.loadFailureMemoryMs ?? 30_000,
     discover: onDemand && ((name) => {
       const model = onDemand.find(name);
-      return model && toSource(model);
+      return model && toSource(model, false);
     }),
-    offered: onDemand && (() => onDemand.list().map(toSource)),
+    offered: onDemand && (() => onDemand.list().map((model) => toSource(model, false))),
     onModelLoad: options.onModelLoad,
     warn: options.warn,
   });

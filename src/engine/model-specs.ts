@@ -15,6 +15,11 @@ export interface ModelDeclaration {
   reasoning?: boolean;
   /** A smaller model with the same vocabulary that drafts tokens for this one (speculative decoding; llama.cpp). */
   draft?: DraftDeclaration;
+  /**
+   * false: load without the warm-up a server does at start (step calibration, the prompt thread), because a request
+   * is waiting for this load; default: the engine's `warmUp`.
+   */
+  warmUp?: boolean;
 }
 
 /** The draft model of a local model: its .gguf path and the most tokens it drafts per step (default 8). */

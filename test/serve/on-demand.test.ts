@@ -33,7 +33,7 @@ afterAll(async () => {
   await serve?.exited;
 });
 
-interface Listed { id: string; details: { loaded: boolean; memory?: number; unloadsAt?: string; loadError?: string } }
+interface Listed { id: string; details: { loaded: boolean; memory?: number; unloadsAt?: string; loadError?: string; stepCostAtLoad?: object } }
 
 async function listed(): Promise<Record<string, Listed["details"]>> {
   const body = (await (await fetch(`${serve.url}/v1/models`)).json()) as { data: Listed[] };
@@ -44,7 +44,8 @@ describe.skipIf(!coder)("kiln serve with models on demand and one model loaded a
   it("lists every stored model, the default one loaded at start and the others not", async () => {
     const models = await listed();
     expect(Object.keys(models).sort()).toEqual(["broken", CODER, "smollm2-135m"]);
-    expect(models["smollm2-135m"]).toMatchObject({ loaded: true, memory: expect.any(Number) });
+    // Loaded at start, it was warmed up: its step cost was measured before it served.
+    expect(models["smollm2-135m"]).toMatchObject({ loaded: true, memory: expect.any(Number), stepCostAtLoad: expect.any(Object) });
     expect(models[CODER]).toMatchObject({ loaded: false });
     expect(serve.stderr()).toContain("models on demand: every model in the store, unloaded after 5m idle, at most 1 loaded");
     // A catalog model this store lacks is not pulled without --pull-on-demand.
@@ -58,6 +59,8 @@ describe.skipIf(!coder)("kiln serve with models on demand and one model loaded a
     expect(completion.choices[0]!.message.content).toMatch(/def |return|\+/);
     const models = await listed();
     expect([models[CODER]!.loaded, models["smollm2-135m"]!.loaded]).toEqual([true, false]);
+    // Loaded for a waiting request, it skipped the warm-up: its planner fits the step cost from its own steps.
+    expect(models[CODER]).not.toHaveProperty("stepCostAtLoad");
   });
 
   it("alternates between the two models, each waiting for the other's request in flight to finish", async () => {
@@ -74,6 +77,8 @@ describe.skipIf(!coder)("kiln serve with models on demand and one model loaded a
     expect(answered.choices[0]!.message.content?.length).toBeGreaterThan(0);
     const models = await listed();
     expect([models[CODER]!.loaded, models["smollm2-135m"]!.loaded]).toEqual([true, false]);
+    // Loaded for a waiting request, it skipped the warm-up: its planner fits the step cost from its own steps.
+    expect(models[CODER]).not.toHaveProperty("stepCostAtLoad");
   });
 
   it("shows the loaded model in kiln ps, with the others on demand", async () => {

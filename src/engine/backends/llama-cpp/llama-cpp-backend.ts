@@ -13,7 +13,7 @@ export async function openLlamaCppBackend(settings: BackendSettings): Promise<Ba
   const { gpu, warn = warnOnStderr, ...modelSettings } = settings;
   const llama = await openLlama(gpu, warn);
   return {
-    load: ({ id, path, aliases, reasoning, draft }) => loadLlamaCppModel({ ...modelSettings, warn, id, path, aliases, reasoning, draft, llama }),
+    load: ({ id, path, aliases, reasoning, draft, warmUp = modelSettings.warmUp }) => loadLlamaCppModel({ ...modelSettings, warn, id, path, aliases, reasoning, draft, llama, warmUp }),
     describe: () => describeLlamaRuntime(llama),
     dispose: () => llama.dispose(),
   };

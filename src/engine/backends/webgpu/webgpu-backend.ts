@@ -14,9 +14,9 @@ export async function openWebGpuBackend(settings: BackendSettings): Promise<Back
   const device = () => (opening ??= openGpuDevice());
   const { ctxSize, prefixCache, promptBatch, parallel, ids, warmUp } = settings;
   return {
-    async load({ id, path, aliases, reasoning, draft }) {
+    async load({ id, path, aliases, reasoning, draft, warmUp: warm = warmUp }) {
       if (draft) throw new EngineError("invalid_request", `${id}: draft models (speculative decoding) run on the llama-cpp backend only`, { param: "draftModel" });
-      return loadWebGpuModel({ id, path, aliases, reasoning, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids, warmUp });
+      return loadWebGpuModel({ id, path, aliases, reasoning, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids, warmUp: warm });
     },
     async describe() {
       const { backend: api, ...adapter } = (await device()).info;
