@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Runs on a GPU machine from the repository root, with bench/gpu/pack.sh's output carried as .cache/gpu: kiln (this
-# build, "after"), kiln (the base commit, "before") and llama-server (same llama.cpp release, Vulkan) serve a
-# random-weight model with a real model's shape, one after the other, under the same load (bench/lib/stream-load.mjs:
-# streaming chat completions, unique ~245-token prompts, 128 tokens out), then node-llama-cpp alone (direct-gpu.mjs).
-# Results go to $OUT (load.jsonl, direct.jsonl, machine.txt, smi.csv, logs). Env: LEVELS, DURATION, SIDES, PARALLEL.
+# Runs on a GPU machine from the repository root, with bench/gpu/pack.sh's output carried as .cache/gpu. Phases, in
+# order of what matters most, each under its own time limit so the whole stays inside one call:
+#   check    kiln info must see the GPU through llama.cpp (else: diagnostics, and stop at once)
+#   serve    kiln ("after", this build) and llama-server (same llama.cpp release, Vulkan) serve a random-weight model
+#            with a real model's shape, one after the other, under the same load (bench/lib/stream-load.mjs:
+#            streaming chat completions, unique ~245-token prompts, 128 tokens out; LEVELS with history checks)
+#   webgpu   bench/webgpu.js on the same model (WebGPU next to llama.cpp in one process; BASE's WebGPU as a side)
+#   direct   node-llama-cpp alone (direct-gpu.mjs): batched decode and a long prompt's rate, the ceiling
+#   profile  bench/webgpu.js --profile (GPU time per kernel class, host time per token)
+#   serve2   more serve sides (SIDES2 at LEVELS2), if time is left
+# Everything lands in $OUT: run.log as it goes, the rest as results.tar.gz (also on an early exit).
+# Env: BUDGET (s, default 450), PHASES, SIDES, LEVELS, DURATION, PARALLEL, CTX, LONG_WORDS, SIDE_LIMIT (s), WEBGPU_ROUNDS, WEBGPU_GENERATE,
+# REQUIRE_GPU (0 to try it on a CPU machine).
 set -uo pipefail
 root="$PWD"; g="$root/.cache/gpu"; w="${KILN_GPU_WORK:-/tmp/kiln-gpu}"; out="${OUT:-/tmp/kiln-gpu-out}"
-mkdir -p "$w" "$out"
-levels="${LEVELS:-1,8,32,64,8}"; duration="${DURATION:-8}"; parallel="${PARALLEL:-64}"
-sides="${SIDES:-after before llama after-uv16}"
+started_at=$(date +%s); res="$w/results"; mkdir -p "$w" "$out" "$res"
+phases="${PHASES:-check serve webgpu direct profile}"; sides="${SIDES:-after llama}"
+levels="${LEVELS:-1,8,32,64,8,1,8}"; duration="${DURATION:-6}"; parallel="${PARALLEL:-64}"; ctx="${CTX:-10240}"
 log() { echo "[$(date +%T)] $*" | tee -a "$out/run.log"; }
+finish() { kill "${smi:-}" 2>/dev/null; tar -C "$w" -czf "$out/results.tar.gz" results 2>/dev/null; log "packed $(du -sh "$out/results.tar.gz" | cut -f1)"; }
+trap finish EXIT
 
 [ -x "$w/node" ] || tar -C "$w" -xJf "$g/node.tar.xz"
 export PATH="$w:$PATH"
@@ -20,40 +30,72 @@ if ! ldconfig -p | grep -q libGLdispatch.so.0; then
 fi
 icd="$(ls /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json 2>/dev/null | head -1)"
 [ -n "$icd" ] && export VK_DRIVER_FILES="$icd"
+egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+[ -f "$egl" ] && export __EGL_VENDOR_LIBRARY_FILENAMES="$egl"
 # llama-server loads its backends from its own folder: node-llama-cpp's Vulkan and CPU builds of the same release.
-cp node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan/libggml-vulkan.so \
-   node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan/libggml-cpu-*.so "$w/llama/"
-[ -f "$w/model.gguf" ] || { xz -dc "$g/header.xz" > "$w/header.bin"; node bench/gpu/gen-gguf.mjs "$w/header.bin" "$w/model.gguf"; }
+vk=node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan
+cp "$vk"/libggml-vulkan.so "$vk"/libggml-cpu-*.so "$w/llama/" 2>/dev/null
+model="$w/qwen2.5-coder-1.5b-random.gguf"
+[ -f "$model" ] || { xz -dc "$g/header.xz" > "$w/header.bin"; node bench/gpu/gen-gguf.mjs "$w/header.bin" "$model"; }
+log "unpacked; model $(du -h "$model" | cut -f1)"
 
-{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nproc; lscpu | grep -m1 "Model name"; node --version; echo "icd: $icd"; } > "$out/machine.txt" 2>&1
-nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used,power.draw --format=csv -l 1 > "$out/smi.csv" 2>/dev/null &
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; nproc; lscpu | grep -m1 "Model name"; node --version; echo "icd: $icd"; } > "$res/machine.txt" 2>&1
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used,power.draw --format=csv -l 1 > "$res/smi.csv" 2>/dev/null &
 smi=$!
 
-port=5600
+# A phase runs when asked for and while BUDGET seconds (from the start) leave it room.
+left() { echo $(( ${BUDGET:-450} - ($(date +%s) - started_at) )); }
+lim() { local l=$(( $(left) - 15 )); [ "$1" -lt "$l" ] && echo "$1" || echo $(( l > 5 ? l : 5 )); }
+has() { case " $phases " in *" $1 "*) [ "$(left)" -gt "${2:-60}" ] || { log "$1: skipped, $(left) s left"; return 1; } ;; *) return 1 ;; esac; }
+
+if has check; then
+  timeout 60 node bin/kiln.js info > "$res/info.txt" 2>&1; timeout 60 node bin/kiln.js info --backend webgpu > "$res/info-webgpu.txt" 2>&1
+  cat "$res/info.txt" "$res/info-webgpu.txt" >> "$out/run.log"
+  if [ "${REQUIRE_GPU:-1}" = 1 ] && ! grep -qE "^gpu +(vulkan|cuda)" "$res/info.txt"; then
+    log "llama.cpp sees no GPU: stopping"; ldconfig -p | grep -i -E "vulkan|glvnd|GLdispatch|EGL" >> "$out/run.log"
+    NODE_LLAMA_CPP_DEBUG=true timeout 60 node -e 'import("node-llama-cpp").then(async (m) => { const l = await m.getLlama({ build: "never", gpu: "vulkan", logLevel: m.LlamaLogLevel.debug }); console.log(l.gpu); }).catch((e) => console.log(String(e)))' >> "$out/run.log" 2>&1
+    exit 1
+  fi
+fi
+
 wait_ready() { for _ in $(seq 1 240); do curl -sf "http://127.0.0.1:$1/$2" >/dev/null 2>&1 && return 0; sleep 0.5; done; return 1; }
-for side in $sides; do
+port=5600
+serve_sides() { local levels="$2"; for side in $1; do
   port=$((port + 1)); KILN_HOME="$w/home-$side"; export KILN_HOME
   case "$side" in
-    llama) LD_LIBRARY_PATH="$w/llama" "$w/llama/llama-server" -m "$w/model.gguf" -ngl 99 -np "$parallel" -c $((parallel * 4096)) \
-             --host 127.0.0.1 --port "$port" > "$out/server-$side.log" 2>&1 & health=health ;;
-    before) node before/bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size 4096 --cache-disk 0 \
-             -m "bench=$w/model.gguf" > "$out/server-$side.log" 2>&1 & health=v1/models ;;
-    after-uv16) UV_THREADPOOL_SIZE=16 node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size 4096 --cache-disk 0 \
-             -m "bench=$w/model.gguf" > "$out/server-$side.log" 2>&1 & health=v1/models ;;
-    *) node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size 4096 --cache-disk 0 \
-             -m "bench=$w/model.gguf" > "$out/server-$side.log" 2>&1 & health=v1/models ;;
+    llama) LD_LIBRARY_PATH="$w/llama" "$w/llama/llama-server" -m "$model" -ngl 99 -np "$parallel" -c $((parallel * ctx)) \
+             --host 127.0.0.1 --port "$port" > "$res/server-$side.log" 2>&1 & health=health ;;
+    before) node before/bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 \
+             -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
+    after-uv16) UV_THREADPOOL_SIZE=16 node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 \
+             -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
+    *) node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 \
+             -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
   esac
-  pid=$!
-  started=$(date +%s.%N)
-  if ! wait_ready "$port" "$health"; then log "$side: not ready"; kill "$pid"; continue; fi
+  pid=$!; started=$(date +%s.%N)
+  if ! wait_ready "$port" "$health"; then log "$side: not ready"; tail -5 "$res/server-$side.log" >> "$out/run.log"; kill "$pid"; continue; fi
   log "$side: ready in $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $started }") s"
-  URL="http://127.0.0.1:$port" LEVELS=4 DURATION=3 LONG_WORDS=0 TAG="$side-warm" node bench/lib/stream-load.mjs > /dev/null 2>&1
-  URL="http://127.0.0.1:$port" LEVELS="$levels" DURATION="$duration" LONG_WORDS="${LONG_WORDS:-3000}" TAG="$side" \
-    JSON_OUT="$out/load.jsonl" timeout 300 node bench/lib/stream-load.mjs 2>&1 | tail -n +1 >> "$out/run.log"
-  curl -s "http://127.0.0.1:$port/metrics" > "$out/metrics-$side.txt" 2>/dev/null
+  URL="http://127.0.0.1:$port" LEVELS=8 DURATION=3 LONG_WORDS=0 TAG="$side-warm" timeout 30 node bench/lib/stream-load.mjs > /dev/null 2>&1
+  URL="http://127.0.0.1:$port" LEVELS="$levels" DURATION="$duration" LONG_WORDS="${LONG_WORDS:-5600}" TAG="$side" \
+    JSON_OUT="$res/load.jsonl" timeout "$(lim "${SIDE_LIMIT:-150}")" node bench/lib/stream-load.mjs >> "$out/run.log" 2>&1
+  curl -s "http://127.0.0.1:$port/metrics" > "$res/metrics-$side.txt" 2>/dev/null
+  curl -s "http://127.0.0.1:$port/v1/models" > "$res/models-$side.json" 2>/dev/null
   kill "$pid"; wait "$pid" 2>/dev/null
-done
-if [ -z "${SKIP_DIRECT:-}" ]; then log "direct"
-timeout 180 node bench/gpu/direct-gpu.mjs "$w/model.gguf" > "$out/direct.jsonl" 2>> "$out/run.log"; fi
-kill "$smi" 2>/dev/null
+done; }
+has serve && serve_sides "$sides" "$levels"
+
+if has webgpu; then log "webgpu"
+  BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS="${WEBGPU_ROUNDS:-2}" BENCH_GENERATE="${WEBGPU_GENERATE:-64}" BENCH_WEBGPU_BASELINE="$root/before/dist" \
+    timeout "$(lim 150)" node bench/webgpu.js >> "$res/webgpu.log" 2>&1; tail -12 "$res/webgpu.log" >> "$out/run.log"
+  cp bench/results/*webgpu*-gpu.* "$res/" 2>/dev/null
+fi
+if has direct; then log "direct"
+  timeout "$(lim 120)" node bench/gpu/direct-gpu.mjs "$model" > "$res/direct.jsonl" 2>> "$res/direct.log"; cat "$res/direct.jsonl" >> "$out/run.log"
+fi
+if has profile; then log "profile"
+  BENCH_MODEL_PATH="$model" BENCH_TAG=gpu-profile BENCH_GENERATE="${WEBGPU_GENERATE:-32}" timeout "$(lim 90)" node bench/webgpu.js --profile >> "$res/profile.log" 2>&1
+  tail -30 "$res/profile.log" >> "$out/run.log"; cp bench/results/*webgpu*gpu-profile.* "$res/" 2>/dev/null
+fi
+# Last, what is worth measuring only if time is left: e.g. kiln with a larger libuv pool (its per-sequence async calls).
+has serve2 120 && serve_sides "${SIDES2:-after-uv16}" "${LEVELS2:-8,32,64}"
 log "done"
