@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GgmlType, typeName } from "../gguf/quant-types.js";
-import { balancedLaunch, createGemv, gemvInvocations, type GemvOptions } from "./gemv.js";
+import { balancedLaunch, createGemv, gemvInvocations, gemvLaunch, type GemvOptions } from "./gemv.js";
 import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
 
@@ -25,8 +25,7 @@ function matVec(w: Float32Array, xs: Float64Array): { y: Float64Array; l1: Float
 /** Runs one GEMV; `sums` are a normed input's partial sums, `initial` seeds y (residual), `after` follow the planes. */
 async function runGemv(options: GemvOptions, planes: GPUBuffer[], x: Float32Array, sums?: Float32Array, initial?: Float32Array, threads = 1, after: GPUBuffer[] = []) {
   const y = createStorage(device(), initial ?? ROWS * 4);
-  const perInvocation = options.rowsPerInvocation ?? 4;
-  const { workgroupSize, workgroups } = balancedLaunch(gemvInvocations(ROWS, perInvocation), threads);
+  const { workgroupSize, workgroups } = gemvLaunch(ROWS, { rowsPerInvocation: options.rowsPerInvocation, lanes: options.lanes, threads });
   const pipeline = createGemv(device(), { ...options, rows: ROWS, cols: COLS, eps: EPS, workgroupSize, normParts: sums?.length });
   const buffers = [createStorage(device(), x), y, ...(sums ? [createStorage(device(), sums)] : []), ...planes, ...after];
   dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups }]);
@@ -45,7 +44,16 @@ function expectClose(actual: Float32Array, expected: Float64Array, l1: Float64Ar
   for (let r = 0; r < ROWS; r++) expect(Math.abs(actual[r]! - expected[r]!)).toBeLessThanOrEqual(1e-5 * l1[r]! * maxInput + 1e-30);
 }
 
-describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i rows per invocation)", (rowsPerInvocation) => {
+// One lane per row group (the portable kernel), and lanes splitting K (GPUs): 32 lanes over 16 blocks leave half
+// the lanes without a block, 4 lanes take 4 blocks each.
+const VARIANTS = [
+  { rowsPerInvocation: 4, lanes: 1 },
+  { rowsPerInvocation: 8, lanes: 1 },
+  { rowsPerInvocation: 4, lanes: 32 },
+  { rowsPerInvocation: 8, lanes: 4 },
+] as const;
+
+describe.skipIf(noGpu).each(VARIANTS)("GEMV kernel (planar weights, $rowsPerInvocation rows per row group, $lanes lanes)", ({ rowsPerInvocation, lanes }) => {
   const x = randomFloats(COLS, 1);
   const maxX = Math.max(...x.map(Math.abs));
 
@@ -53,21 +61,21 @@ describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i ro
     it(`computes W·x for ${typeName(type)}`, async () => {
       const { tensor, values } = randomPlanar(type, ROWS, COLS, 200 + type);
       const { y, l1 } = matVec(values, Float64Array.from(x));
-      expectClose(await runGemv({ type, rowsPerInvocation }, uploadPlanes(tensor), x), y, l1, maxX);
+      expectClose(await runGemv({ type, rowsPerInvocation, lanes }, uploadPlanes(tensor), x), y, l1, maxX);
     });
   }
 
-  it("gives the same rows with the grid spread over 3 threads (8-wide workgroups)", async () => {
+  it.skipIf(lanes > 1)("gives the same rows with the grid spread over 3 threads (8-wide workgroups)", async () => {
     const { tensor, values } = randomPlanar(GgmlType.Q4_1, ROWS, COLS, 12);
     const { y, l1 } = matVec(values, Float64Array.from(x));
-    expectClose(await runGemv({ type: GgmlType.Q4_1, rowsPerInvocation }, uploadPlanes(tensor), x, undefined, undefined, 3), y, l1, maxX);
+    expectClose(await runGemv({ type: GgmlType.Q4_1, rowsPerInvocation, lanes }, uploadPlanes(tensor), x, undefined, undefined, 3), y, l1, maxX);
   });
 
   it("applies the RMSNorm its input's producer prepared: rsqrt(Σ/K+ε)·W·(g⊙x)", async () => {
     const { input, sums, xs } = prepareNorm(x, randomFloats(COLS, 3, 2));
     const { tensor, values } = randomPlanar(GgmlType.Q5_1, ROWS, COLS, 4);
     const { y, l1 } = matVec(values, xs);
-    expectClose(await runGemv({ type: GgmlType.Q5_1, norm: true, rowsPerInvocation }, uploadPlanes(tensor), input, sums), y, l1, Math.max(...xs.map(Math.abs)));
+    expectClose(await runGemv({ type: GgmlType.Q5_1, norm: true, rowsPerInvocation, lanes }, uploadPlanes(tensor), input, sums), y, l1, Math.max(...xs.map(Math.abs)));
   });
 
   it("prepares the next RMSNorm in the residual epilogue: g⊙y and Σy² per invocation's rows", async () => {
@@ -79,7 +87,7 @@ describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i ro
     const next = createStorage(device(), ROWS * 4);
     const parts = gemvInvocations(ROWS, rowsPerInvocation);
     const sums = createStorage(device(), parts * 4);
-    const actual = await runGemv({ type: GgmlType.Q4_K, epilogue: "residual", normNext: true, rowsPerInvocation }, uploadPlanes(tensor), x, undefined, initial, 1, [createStorage(device(), gain), next, sums]);
+    const actual = await runGemv({ type: GgmlType.Q4_K, epilogue: "residual", normNext: true, rowsPerInvocation, lanes }, uploadPlanes(tensor), x, undefined, initial, 1, [createStorage(device(), gain), next, sums]);
     expectClose(actual, expected, l1, maxX);
     const scaled = await readFloats(device(), next, ROWS);
     actual.forEach((v, r) => expect(scaled[r]).toBeCloseTo(v * gain[r]!, 5));
@@ -92,14 +100,14 @@ describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i ro
     const { tensor, values } = randomPlanar(GgmlType.Q4_0, ROWS, COLS, 6);
     const { y, l1 } = matVec(values, Float64Array.from(x));
     const expected = y.map((v, r) => v + initial[r]!);
-    expectClose(await runGemv({ type: GgmlType.Q4_0, epilogue: "residual", rowsPerInvocation }, uploadPlanes(tensor), x, undefined, initial), expected, l1, maxX);
+    expectClose(await runGemv({ type: GgmlType.Q4_0, epilogue: "residual", rowsPerInvocation, lanes }, uploadPlanes(tensor), x, undefined, initial), expected, l1, maxX);
   });
 
   it("adds the bias in the store epilogue (qwen2's q/k/v)", async () => {
     const bias = randomFloats(ROWS, 10, 3);
     const { tensor, values } = randomPlanar(GgmlType.Q6_K, ROWS, COLS, 11);
     const { y, l1 } = matVec(values, Float64Array.from(x));
-    const actual = await runGemv({ type: GgmlType.Q6_K, bias: true, rowsPerInvocation }, [...uploadPlanes(tensor), createStorage(device(), bias)], x);
+    const actual = await runGemv({ type: GgmlType.Q6_K, bias: true, rowsPerInvocation, lanes }, [...uploadPlanes(tensor), createStorage(device(), bias)], x);
     expectClose(actual, y.map((v, r) => v + bias[r]!), l1, maxX);
   });
 
@@ -112,7 +120,7 @@ describe.skipIf(noGpu).each([4, 8] as const)("GEMV kernel (planar weights, %i ro
     const expected = gy.y.map((v, r) => (v / (1 + Math.exp(-v))) * uy.y[r]!);
     // The error of silu(a)·b is bounded by |b|·δa + |silu(a)|·δb, δ as in expectClose.
     const bound = gy.l1.map((l, r) => (Math.abs(uy.y[r]!) * l + Math.abs(gy.y[r]!) * uy.l1[r]!) * 1.1);
-    const actual = await runGemv({ type: GgmlType.Q4_1, norm: true, epilogue: "swiglu", rowsPerInvocation }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], input, sums);
+    const actual = await runGemv({ type: GgmlType.Q4_1, norm: true, epilogue: "swiglu", rowsPerInvocation, lanes }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], input, sums);
     expectClose(actual, expected, bound, Math.max(...xs.map(Math.abs)));
   });
 });

@@ -7,7 +7,7 @@ import type { LlamaConfig } from "../model/llama-config.js";
 import { argmaxChunks, createArgmax } from "../kernels/argmax.js";
 import { createAttention } from "../kernels/attention.js";
 import { createEmbed } from "../kernels/dequantize.js";
-import { balancedLaunch, createGemv, gemvInvocations, type GemvOptions } from "../kernels/gemv.js";
+import { createGemv, gemvLaunch, type GemvOptions } from "../kernels/gemv.js";
 import type { KvCacheType } from "../kernels/kv-cache-wgsl.js";
 import { createRmsNorm } from "../kernels/rms-norm.js";
 import { createRopeKv, ropeKvInvocations, type AttentionShape, type RopeStyle } from "../kernels/rope.js";
@@ -39,6 +39,11 @@ export interface DecodePlanOptions {
   /** Spread small GEMV grids evenly over this many CPU threads (software adapters; default 1 = plain 64-wide). */
   threads?: number;
   /**
+   * Most lanes a GEMV splits K over (a workgroup per row group; GPUs, where the plan asks for 64). Each GEMV takes
+   * the largest power of two up to this that K's 32-blocks fill. Default 1: one invocation per row group.
+   */
+  gemvLanes?: number;
+  /**
    * Attention as the prologue of the O projection (software adapters: one dispatch less per layer, and llvmpipe
    * pays more for a barrier-heavy kernel than for the attention of a short context), instead of its own dispatch
    * with a workgroup per head (default).
@@ -56,19 +61,25 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
   const shape: AttentionShape = { heads, kvHeads, headDim, maxCtx, kv: options.kvCache ?? "f32" };
   const pipelines = new Map<string, GPUComputePipeline>();
   const rowsPerInvocation = options.gemvRows ?? 4;
-  const launch = (rows: number) => balancedLaunch(gemvInvocations(rows, rowsPerInvocation), options.threads);
-  const gemvGroups = (rows: number) => launch(rows).workgroups;
+  const lanesFor = (m: { rows: number; cols: number }, choice: Omit<GemvOptions, "type">) => {
+    const most = choice.attend ? 1 : Math.min(options.gemvLanes ?? 1, m.cols / 32);
+    const lanes = 2 ** Math.floor(Math.log2(Math.max(1, most)));
+    // One workgroup per row group must fit the grid's one dimension (a large unsharded LM head may not).
+    return m.rows / rowsPerInvocation > device.limits.maxComputeWorkgroupsPerDimension ? 1 : lanes;
+  };
+  const launch = (m: { rows: number; cols: number }, choice: Omit<GemvOptions, "type">) => gemvLaunch(m.rows, { rowsPerInvocation, lanes: lanesFor(m, choice), threads: options.threads });
   const gemv = (m: GpuMatrix, choice: Omit<GemvOptions, "type">) => {
     const key = JSON.stringify([m.type, m.rows, m.cols, choice]);
-    const { workgroupSize } = launch(m.rows);
-    if (!pipelines.has(key)) pipelines.set(key, createGemv(device, { ...choice, rowsPerInvocation, workgroupSize, type: m.type, rows: m.rows, cols: m.cols, eps, attention: shape }));
+    const { workgroupSize } = launch(m, choice);
+    if (!pipelines.has(key)) pipelines.set(key, createGemv(device, { ...choice, rowsPerInvocation, lanes: lanesFor(m, choice), workgroupSize, type: m.type, rows: m.rows, cols: m.cols, eps, attention: shape }));
     return pipelines.get(key)!;
   };
   const list: PlannedDispatch[] = [];
   const add = (kind: string, pipeline: GPUComputePipeline, buffers: BufferRange[], workgroups: number) =>
     list.push({ kind, pipeline, bindGroup: bindBuffers(device, pipeline, buffers), workgroups });
-  const addGemv = (kind: string, m: GpuMatrix, options: Omit<GemvOptions, "type">, buffers: BufferRange[]) =>
-    add(kind, gemv(m, options), [...buffers, ...m.planes], gemvGroups(m.rows));
+  /** A GEMV dispatch: bindings before W's planes (x, y, [sums]), the planes, and what the options bind after them. */
+  const addGemv = (kind: string, m: GpuMatrix, choice: Omit<GemvOptions, "type">, before: BufferRange[], planes: BufferRange[] = m.planes, after: BufferRange[] = []) =>
+    add(kind, gemv(m, choice), [...before, ...planes, ...after], launch(m, choice).workgroups);
 
   const fuseNorm = options.fuseNorm === true;
   const rmsNorm = lazily(() => createRmsNorm(device, 1, d, eps));
@@ -99,12 +110,12 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
       const parts = rest.length ? layer.qkv.map((m) => ({ type: m.type, rows: m.rows })) : undefined;
       const m = { ...first!, rows: layer.qkv.reduce((n, q) => n + q.rows, 0) };
       const planes = layer.qkv.flatMap((q) => q.planes);
-      add("qkv-rope", gemv(m, { norm: attnIn.norm, epilogue: "rope-kv", bias: bias.length > 0, parts }), [...attnIn.input, b.qkv, ...withSums(attnIn), ...planes, ...bias, ...caches(i)], gemvGroups(m.rows));
+      addGemv("qkv-rope", m, { norm: attnIn.norm, epilogue: "rope-kv", bias: bias.length > 0, parts }, [...attnIn.input, b.qkv, ...withSums(attnIn)], planes, [...bias, ...caches(i)]);
     } else {
       let offset = 0;
       layer.qkv.forEach((m) => {
         const range = layer.qkvBias && { buffer: layer.qkvBias.buffer, offset: layer.qkvBias.offset + offset, size: m.rows * 4 };
-        add("qkv", gemv(m, { norm: attnIn.norm, bias: range !== undefined }), [...attnIn.input, rangeOf(device, b.qkv, offset, m.rows * 4), ...withSums(attnIn), ...m.planes, ...(range ? [range] : [])], gemvGroups(m.rows));
+        addGemv("qkv", m, { norm: attnIn.norm, bias: range !== undefined }, [...attnIn.input, rangeOf(device, b.qkv, offset, m.rows * 4), ...withSums(attnIn)], m.planes, range ? [range] : []);
         offset += m.rows * 4;
       });
       add("rope-kv", ropeKv(), [b.step, b.qkv, b.ropeTable, b.keys[i]!, b.values[i]!], groupsFor(ropeKvInvocations(shape, w.ropeStyle)));
@@ -112,20 +123,18 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
     const q = { buffer: b.qkv, offset: 0, size: heads * headDim * 4 };
     // The prologue holds the whole attention output in workgroup memory.
     if (options.attentionPrologue && heads * headDim * 4 <= device.limits.maxComputeWorkgroupStorageSize) {
-      const o = gemv(layer.o, { epilogue: "residual", normNext: fuseNorm, attend: true });
-      add("attention-o-residual", o, [q, b.x, ...layer.o.planes, b.step, b.keys[i]!, b.values[i]!, ...normNext(layer.ffnNorm)], gemvGroups(layer.o.rows));
+      addGemv("attention-o-residual", layer.o, { epilogue: "residual", normNext: fuseNorm, attend: true }, [q, b.x], layer.o.planes, [b.step, b.keys[i]!, b.values[i]!, ...normNext(layer.ffnNorm)]);
     } else {
       add("attention", attention(), [b.step, q, b.keys[i]!, b.values[i]!, b.scores, b.attn], heads);
-      add("o-residual", gemv(layer.o, { epilogue: "residual", normNext: fuseNorm }), [b.attn, b.x, ...layer.o.planes, ...normNext(layer.ffnNorm)], gemvGroups(layer.o.rows));
+      addGemv("o-residual", layer.o, { epilogue: "residual", normNext: fuseNorm }, [b.attn, b.x], layer.o.planes, normNext(layer.ffnNorm));
     }
     if (layer.gate.type !== layer.up.type || layer.gate.rows !== feedForward) {
       throw new EngineError("invalid_request", `layer ${i}: ffn_gate and ffn_up must share a type for the fused SwiGLU kernel`);
     }
     const ffnIn = prenorm(layer.ffnNorm);
-    const swiglu = gemv(layer.gate, { norm: ffnIn.norm, epilogue: "swiglu" });
-    add("gate-up-swiglu", swiglu, [...ffnIn.input, b.hidden, ...withSums(ffnIn), ...layer.gate.planes, ...layer.up.planes], gemvGroups(feedForward));
+    addGemv("gate-up-swiglu", layer.gate, { norm: ffnIn.norm, epilogue: "swiglu" }, [...ffnIn.input, b.hidden, ...withSums(ffnIn)], [...layer.gate.planes, ...layer.up.planes]);
     const nextGain = w.layers[i + 1]?.attnNorm ?? w.outputNorm;
-    add("down-residual", gemv(layer.down, { epilogue: "residual", normNext: fuseNorm }), [b.hidden, b.x, ...layer.down.planes, ...normNext(nextGain)], gemvGroups(layer.down.rows));
+    addGemv("down-residual", layer.down, { epilogue: "residual", normNext: fuseNorm }, [b.hidden, b.x], layer.down.planes, normNext(nextGain));
     layerEnds.push(list.length - 1);
   });
   const outIn = prenorm(w.outputNorm);

@@ -45,6 +45,9 @@ function expectMatches(actual: DecodeStepResult, expected: ReferenceStep, bounds
   if (sorted[0]! - sorted[1]! > 2 * bounds.logits * maxLogit) expect(actual.token).toBe(argmax(expected.logits));
 }
 
+/** What DecodePlan picks on a real GPU (Mesa here runs the same kernels). */
+const GPU_CHOICES: DecodePlanOptions = { gemvRows: 4, threads: 1, attentionPrologue: false, gemvLanes: 64 };
+
 describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference", () => {
   for (const [name, options] of [["f32", { type: "f32" }], ["q8_0-tied", { type: "q8_0", tied: true }], ["q4_1", { type: "q4_1" }], ["q5_0", { type: "q5_0" }]] as const) {
     it(`matches per-layer residuals, logits and argmax on the ${name} fixture`, async () => {
@@ -101,6 +104,15 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     arena.destroy();
   });
 
+  it("matches with a real GPU's choices on a qwen2 Q4_K_M-style mix (q/k/v of two types with bias and RoPE, sharded LM head)", async () => {
+    const overrides = { attn_v: "q8_0", ffn_down: "q6_k", output: "q8_0" } as const;
+    const { plan, arena, reference } = await load("qwen2-mix-gpu", { type: "q5_0", overrides, qwen2: true, shape: { feedForward: 256 } }, { shardBytes: 8192 }, GPU_CHOICES);
+    const session = createReferenceSession(reference);
+    for (const token of [7, 99, 250, 31]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
+    plan.destroy();
+    arena.destroy();
+  });
+
   const PROMPT = [1, 70, 140, 7, 33, 99, 12, 250, 3, 61, 18, 200];
   for (const [name, options, planOptions] of [
     ["q4_1", { type: "q4_1" }, { prefillBatch: 5 }],
@@ -131,8 +143,8 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
     arena.destroy();
   });
 
-  it("matches with a real GPU's choices: 4 rows per invocation, a workgroup per head for attention", async () => {
-    const { plan, arena, reference } = await load("q5_1-gpu-choices", { type: "q5_1" }, {}, { gemvRows: 4, threads: 1, attentionPrologue: false });
+  it("matches with a real GPU's choices: 4 rows per row group, K split over lanes, a workgroup per head for attention", async () => {
+    const { plan, arena, reference } = await load("q5_1-gpu-choices", { type: "q5_1" }, {}, GPU_CHOICES);
     const session = createReferenceSession(reference);
     for (const token of [2, 64, 128, 17]) expectMatches(await plan.step(token, { residuals: true, logits: true }), session.step(token));
     expect(plan.lastStepDispatches).toBe(1 + 5 * reference.config.layers + 3);

@@ -65,7 +65,9 @@ export class DecodePlan {
     // Software adapters: 8 rows per invocation, grids spread over the CPU's threads, attention inside the O
     // projection (each measured faster on llvmpipe). Norms are fused everywhere: their producers prepare them, so it costs no more than a norm dispatch.
     const software: DecodePlanOptions = { gemvRows: 8, threads: Math.min(availableParallelism(), 16), attentionPrologue: true };
-    const choices: DecodePlanOptions = { fuseNorm: true, ...(gpu.info.software ? software : {}), ...options };
+    // GPUs: GEMVs split K over up to 64 lanes (a workgroup per row group), or most of the GPU sits idle.
+    const hardware: DecodePlanOptions = { gemvLanes: 64 };
+    const choices: DecodePlanOptions = { fuseNorm: true, ...(gpu.info.software ? software : hardware), ...options };
     this.buffers = createDecodeBuffers(gpu.device, config, maxCtx, choices.kvCache);
     this.dispatches = buildDecodeDispatches(gpu.device, config, weights, this.buffers, maxCtx, choices);
     const batch = choices.prefillBatch ?? DEFAULT_PREFILL_BATCH;
