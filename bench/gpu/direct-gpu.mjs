@@ -1,5 +1,5 @@
 // node-llama-cpp called directly (GPU auto): batched decode at 1/8/32 sequences and prompt processing, the ceiling
-// kiln's llama.cpp path is compared with.
+// kiln's llama.cpp path is compared with; a long prompt's rate in a one-sequence context and in the servers' shape.
 import { measureGeneration, measurePromptRate } from "../lib/direct.js";
 const { getLlama, LlamaLogLevel } = await import("node-llama-cpp");
 const llama = await getLlama({ build: "never", gpu: "auto", logLevel: LlamaLogLevel.warn });
@@ -13,6 +13,9 @@ for (const n of [1, 8, 32]) {
   out({ sequences: n, aggregateTokPerS: Math.round(r.aggregateTokensPerSecond), seconds: r.seconds, tokens: r.tokens.reduce((a, b) => a + b, 0) });
 }
 const long = model.tokenize(text(99, 6300));
-const rates = await measurePromptRate(direct, { ctxPerSequence: 10240, parallel: 1, threads: 4, singleStreamRepeats: 3 }, long);
-out({ promptTokens: long.length, promptTokPerS: rates.map(Math.round) });
+// The prompt alone in a one-sequence context, then in a context shaped like the servers' (PARALLEL sequences).
+for (const parallel of [1, Number(process.env.PARALLEL ?? 64)]) {
+  const rates = await measurePromptRate(direct, { ctxPerSequence: 10240, parallel, threads: 4, singleStreamRepeats: 3 }, long);
+  out({ promptTokens: long.length, sequences: parallel, promptTokPerS: rates.map(Math.round) });
+}
 process.exit(0);
