@@ -3,12 +3,14 @@
  * each weight block once per tile of tokens, one RoPE + KV write for the batch, causal attention over the cache),
  * filling the KV cache. It computes no logits: the prompt's last token goes through the decode step, which samples.
  * Every pipeline and bind group is built at load; a batch records its dispatches with grids sized to its tokens.
- * On a software adapter the GEMMs read their input as uniform windows, one token tile per dispatch (see gemm.ts).
+ * On a software adapter the GEMMs read their input as uniform windows, one token tile per dispatch (see gemm.ts); on
+ * a real GPU they split K over the lanes of each workgroup (gemm-split-k.ts).
  */
 import type { LlamaConfig } from "../model/llama-config.js";
 import { createCausalAttention } from "../kernels/causal-attention.js";
 import { createEmbed } from "../kernels/dequantize.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_ROWS, GEMM_TILE, type GemmOptions } from "../kernels/gemm.js";
+import { createSplitKGemm, splitKGrid } from "../kernels/gemm-split-k.js";
 import { balancedLaunch } from "../kernels/gemv.js";
 import { createRmsNorm } from "../kernels/rms-norm.js";
 import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
@@ -21,7 +23,7 @@ import type { DecodeWeights, GpuMatrix } from "./decode-weights.js";
 interface BatchDispatch {
   pipeline: GPUComputePipeline;
   bindGroup: GPUBindGroup;
-  grid(tokens: number): number;
+  grid(tokens: number): number | [x: number, y: number];
   /** A windowed GEMM's first token: dispatched only when the batch reaches it. */
   first?: number;
 }
@@ -42,7 +44,11 @@ function windowParts(limits: GPUSupportedLimits, cols: number): number | undefin
 export interface PrefillOptions {
   /** Most tokens per batch. */
   batch: number;
-  /** Read GEMM inputs as uniform windows (software adapters), spreading each over this many CPU threads. */
+  /**
+   * Read GEMM inputs as uniform windows, spreading each over this many CPU threads: the portable kernels for
+   * software adapters, which DecodePlan sets it for. Without it (a real GPU) each GEMM splits K over the lanes of a
+   * workgroup instead.
+   */
   windowThreads?: number;
 }
 
@@ -84,13 +90,19 @@ export class Prefill {
       if (!pipelines.has(k)) pipelines.set(k, make());
       return pipelines.get(k)!;
     };
-    const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], grid: (tokens: number) => number) =>
+    const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], grid: BatchDispatch["grid"]) =>
       this.list.push({ pipeline, bindGroup: bindBuffers(device, pipeline, buffers), grid });
     const gemm = (m: GpuMatrix, options: Omit<GemmOptions, "type">, input: GPUBuffer, output: GPUBuffer, extra: BufferRange[] = [], yStride = m.rows, yOffset = 0) => {
-      const parts = windowed ? windowParts(device.limits, m.cols) : undefined;
+      const matrix = { type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset };
+      if (!windowed) {
+        const pipeline = cached(["gemm-split-k", options, matrix], () => createSplitKGemm(device, { ...options, ...matrix }));
+        return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => splitKGrid(m.rows, n));
+      }
+      // A window too wide for the uniform limits falls back to the portable kernel reading storage.
+      const parts = windowParts(device.limits, m.cols);
       const launch = parts ? balancedLaunch(Math.ceil(m.rows / GEMM_ROWS), prefill.windowThreads) : undefined;
       const window = parts && launch ? { cols: m.cols, tokens: WINDOW_TILE, workgroupSize: launch.workgroupSize, parts } : undefined;
-      const pipeline = cached(["gemm", m.type, m.rows, m.cols, options, yStride, yOffset, window], () => createGemm(device, { ...options, window, type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset }));
+      const pipeline = cached(["gemm", options, matrix, window], () => createGemm(device, { ...options, ...matrix, window }));
       if (!window || !launch) return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
       const partTokens = WINDOW_TILE / window.parts;
       const bytes = gemmWindowBytes(m.cols, partTokens);
@@ -141,7 +153,9 @@ export class Prefill {
         if (d.first !== undefined && d.first >= n) continue;
         pass.setPipeline(d.pipeline);
         pass.setBindGroup(0, d.bindGroup);
-        pass.dispatchWorkgroups(d.grid(n));
+        const grid = d.grid(n);
+        if (typeof grid === "number") pass.dispatchWorkgroups(grid);
+        else pass.dispatchWorkgroups(...grid);
       }
       pass.end();
       queue.submit([encoder.finish()]);
