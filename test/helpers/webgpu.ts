@@ -13,7 +13,8 @@ export async function webGpuAvailable(): Promise<boolean> {
 
 /**
  * `gpu` as DecodePlan sees a real GPU (info.software false, the live device underneath): on Mesa's llvmpipe it runs
- * the kernels and plan choices a GPU gets (split-K prefill GEMMs, 4-row GEMVs, the attention kernel), exactly if slowly.
+ * the kernels and plan choices a GPU gets (split-K prefill GEMMs, workgroup-per-(head, token) prefill attention,
+ * 4-row GEMVs, the decode attention kernel), exactly if slowly.
  */
 export function asRealGpu(gpu: GpuDevice): GpuDevice {
   return Object.create(gpu, { info: { value: { ...gpu.info, software: false } } }) as GpuDevice;

@@ -1,6 +1,6 @@
 /**
- * The default model (SmolLM2-135M-Instruct) with the plan a real GPU gets (split-K prefill GEMMs, run here on the
- * machine's adapter) against the plan of the adapter itself (on llvmpipe: the portable windowed GEMMs): both
+ * The default model (SmolLM2-135M-Instruct) with the plan a real GPU gets (split-K prefill GEMMs, prefill attention
+ * with a workgroup per head and token; run here on the machine's adapter) against the plan of the adapter itself (on llvmpipe: the portable windowed GEMMs): both
  * evaluate the same prompt in batches of 16 (a partial last batch, partial token tiles), then decode greedily from
  * their own KV caches. Both compute in f32 and differ only in summation order, so the continuations must be the same
  * and the first logits nearly so.

@@ -103,7 +103,8 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
   });
 
   const PROMPT = [1, 70, 140, 7, 33, 99, 12, 250, 3, 61, 18, 200];
-  // The last two run the plan a real GPU gets (split-K GEMMs): batches of 8 + 3 and 11 tokens, tiles of 4 rows × 8 tokens.
+  // The last two run the plan a real GPU gets (split-K GEMMs, attention per head and token): batches of 8 + 3 and 11
+  // tokens, tiles of 4 rows × 8 tokens.
   for (const [name, options, planOptions, realGpu] of [
     ["q4_1", { type: "q4_1" }, { prefillBatch: 5 }, false],
     ["qwen2-mix", { type: "q5_0", overrides: { attn_v: "q8_0", ffn_down: "q6_k" }, qwen2: true, shape: { feedForward: 256 } }, { prefillBatch: 8 }, false],

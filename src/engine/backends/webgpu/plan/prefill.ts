@@ -4,10 +4,11 @@
  * filling the KV cache. It computes no logits: the prompt's last token goes through the decode step, which samples.
  * Every pipeline and bind group is built at load; a batch records its dispatches with grids sized to its tokens.
  * On a software adapter the GEMMs read their input as uniform windows, one token tile per dispatch (see gemm.ts); on
- * a real GPU they split K over the lanes of each workgroup (gemm-split-k.ts).
+ * a real GPU they split K over the lanes of each workgroup (gemm-split-k.ts), and attention takes a workgroup per
+ * (head, token) (causal-attention.ts).
  */
 import type { LlamaConfig } from "../model/llama-config.js";
-import { createCausalAttention } from "../kernels/causal-attention.js";
+import { CAUSAL_ATTENTION_LANES, createCausalAttention } from "../kernels/causal-attention.js";
 import { createEmbed } from "../kernels/dequantize.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_ROWS, GEMM_TILE, type GemmOptions } from "../kernels/gemm.js";
 import { createSplitKGemm, splitKGrid } from "../kernels/gemm-split-k.js";
@@ -47,7 +48,7 @@ export interface PrefillOptions {
   /**
    * Read GEMM inputs as uniform windows, spreading each over this many CPU threads: the portable kernels for
    * software adapters, which DecodePlan sets it for. Without it (a real GPU) each GEMM splits K over the lanes of a
-   * workgroup instead.
+   * workgroup instead, and attention runs a workgroup per (head, token).
    */
   windowThreads?: number;
 }
@@ -116,7 +117,8 @@ export class Prefill {
     const nb = w.embeddings.cols / 32;
     add(createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [{ buffer: this.ids, size: batch * 4 }, x, ...w.embeddings.planes], (n) => groupsFor(n * nb));
     const rope = createRopeKv(device, shape, w.ropeStyle);
-    const attention = createCausalAttention(device, shape);
+    const attentionLanes = windowed ? undefined : CAUSAL_ATTENTION_LANES;
+    const attention = createCausalAttention(device, shape, attentionLanes);
     w.layers.forEach((layer, i) => {
       norm(layer.attnNorm);
       let offset = 0;
@@ -126,7 +128,7 @@ export class Prefill {
         offset += m.rows;
       });
       add(rope, [b.step, qkv, b.ropeTable, b.keys[i]!, b.values[i]!], (n) => groupsFor(ropeKvInvocations(shape, w.ropeStyle, n)));
-      add(attention, [b.step, qkv, b.keys[i]!, b.values[i]!, attn], (n) => groupsFor(heads * n));
+      add(attention, [b.step, qkv, b.keys[i]!, b.values[i]!, attn], (n) => (attentionLanes ? heads * n : groupsFor(heads * n)));
       gemm(layer.o, { epilogue: "residual" }, attn, x);
       norm(layer.ffnNorm);
       gemm(layer.gate, { epilogue: "swiglu" }, normed, hidden, layer.up.planes);
