@@ -4,7 +4,7 @@ import { GgmlType } from "../gguf/quant-types.js";
 import { createAttention } from "./attention.js";
 import { CAUSAL_ATTENTION_LANES, createCausalAttention } from "./causal-attention.js";
 import { createGemv } from "./gemv.js";
-import { device, maxAbsDiff, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { device, dispatchGrid, maxAbsDiff, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, dispatch, groupsFor, readFloats } from "./run-kernel.js";
 
 /** f64 attention of one token: per query head, softmax(q·K/√D)·V over its kv head (GQA). */
@@ -87,8 +87,8 @@ describe.skipIf(noGpu).each(BATCHES)("causal attention of a prefill batch, %s KV
     const lanes = "lanes" in design ? design.lanes : undefined;
     const p = createCausalAttention(device(), { ...SHAPE, maxCtx, kv }, lanes);
     const out = createStorage(device(), tokens * heads * D * 4);
-    const workgroups = lanes === undefined ? groupsFor(heads * tokens) : heads * tokens;
-    dispatch(device(), [{ pipeline: p, bindGroup: bindBuffers(device(), p, [stepAt(pos, tokens), createStorage(device(), qkv), c.kBuffer, c.vBuffer, out]), workgroups }]);
+    const buffers = [stepAt(pos, tokens), createStorage(device(), qkv), c.kBuffer, c.vBuffer, out];
+    dispatchGrid(p, buffers, lanes === undefined ? [groupsFor(heads * tokens), 1] : [heads, tokens]);
     const actual = await readFloats(device(), out, tokens * heads * D);
     expected.forEach((e, t) => expect(maxAbsDiff(actual.subarray(t * heads * D, (t + 1) * heads * D), e), `token ${t}`).toBeLessThanOrEqual(1e-5 * Math.max(...e.map(Math.abs))));
   });

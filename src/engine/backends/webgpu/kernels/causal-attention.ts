@@ -66,7 +66,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }`;
 }
 
-/** Bindings as the portable design's. Lanes: dispatch heads · tokens workgroups. */
+/** Bindings as the portable design's. Lanes: dispatch (heads, tokens) workgroups. */
 export function causalAttentionLanesWgsl(s: AttentionShape, lanes: number): string {
   const n = s.headDim / 4;
   const kv = s.kv ?? "f32";
@@ -78,8 +78,8 @@ var<workgroup> sums: array<vec4<f32>, ${lanes}>;
 var<workgroup> totals: array<f32, ${lanes}>;
 @compute @workgroup_size(${lanes})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
-  let h = wg.x % HEADS;
-  let t = wg.x / HEADS;
+  let h = wg.x;
+  let t = wg.y;
   if (t >= step.tokens) { return; } // the whole workgroup: barriers stay in uniform control flow
   let kvh = h / (HEADS / KV_HEADS);
   let q_at = t * (HEADS + 2u * KV_HEADS) * ${n}u + h * ${n}u;

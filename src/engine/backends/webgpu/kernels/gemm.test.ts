@@ -3,7 +3,7 @@ import { GgmlType, typeName } from "../gguf/quant-types.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_TILE, type GemmOptions } from "./gemm.js";
 import { createSplitKGemm, splitKGrid } from "./gemm-split-k.js";
 import { stepAt } from "./attention-kit.fixture.js";
-import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { device, dispatchGrid, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, createUniform, dispatch, groupsFor, readFloats } from "./run-kernel.js";
 import { encodeStep, STEP_BYTES } from "./step.js";
 
@@ -35,19 +35,8 @@ async function runGemm(design: Design, options: GemmOptions, planes: GPUBuffer[]
   const y = createStorage(device(), initial);
   const shape = { rows: ROWS, cols: COLS, yStride: stride, yOffset: offset };
   const buffers = [stepAt(0, TOKENS), createStorage(device(), x), y, ...planes];
-  if ("lanes" in design) {
-    const pipeline = createSplitKGemm(device(), { ...options, ...shape, lanes: design.lanes });
-    const encoder = device().createCommandEncoder();
-    const pass = encoder.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindBuffers(device(), pipeline, buffers));
-    pass.dispatchWorkgroups(...splitKGrid(ROWS, TOKENS));
-    pass.end();
-    device().queue.submit([encoder.finish()]);
-  } else {
-    const pipeline = createGemm(device(), { ...options, ...shape });
-    dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: groupsFor(gemmInvocations(ROWS, TOKENS)) }]);
-  }
+  if ("lanes" in design) dispatchGrid(createSplitKGemm(device(), { ...options, ...shape, lanes: design.lanes }), buffers, splitKGrid(ROWS, TOKENS));
+  else dispatchGrid(createGemm(device(), { ...options, ...shape }), buffers, [groupsFor(gemmInvocations(ROWS, TOKENS)), 1]);
   return readFloats(device(), y, initial.length);
 }
 

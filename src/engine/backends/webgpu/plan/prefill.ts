@@ -128,7 +128,7 @@ export class Prefill {
         offset += m.rows;
       });
       add(rope, [b.step, qkv, b.ropeTable, b.keys[i]!, b.values[i]!], (n) => groupsFor(ropeKvInvocations(shape, w.ropeStyle, n)));
-      add(attention, [b.step, qkv, b.keys[i]!, b.values[i]!, attn], (n) => (attentionLanes ? heads * n : groupsFor(heads * n)));
+      add(attention, [b.step, qkv, b.keys[i]!, b.values[i]!, attn], (n) => (attentionLanes ? [heads, n] : groupsFor(heads * n)));
       gemm(layer.o, { epilogue: "residual" }, attn, x);
       norm(layer.ffnNorm);
       gemm(layer.gate, { epilogue: "swiglu" }, normed, hidden, layer.up.planes);
