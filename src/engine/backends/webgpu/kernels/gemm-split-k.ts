@@ -1,11 +1,11 @@
 /**
- * Split-K batched GEMV for real GPUs: Y[t] = W·X[t], with the epilogues of the portable kernel (gemm.ts). A lone
- * invocation walking K leaves a GPU idle (a 1,536-row GEMV is a few hundred serial K loops, each reading strided
- * memory), so here one workgroup owns SPLIT_K_ROWS rows × GEMM_TILE tokens and its `lanes` stride over the 32-blocks
- * of K: adjacent lanes read adjacent blocks of a row and of each token's X (coalesced). Each lane decodes a block of
- * a row once for all the tile's tokens and keeps partial sums; a tree reduction in workgroup memory adds them, and the
- * first lanes store one output each. Barriers are cheap on a GPU but cost 10–20× on llvmpipe: software adapters keep
- * the portable kernel.
+ * Split-K batched GEMV for real GPUs: Y[t] = W·X[t], with the epilogues of the portable kernel (gemm.ts). Lone
+ * invocations walking K leave a GPU idle (the 1,536 × 8,960 down projection of a 64-token batch is 1,024 of them,
+ * each reading its rows serially, far apart from its neighbours' reads), so here one workgroup owns SPLIT_K_ROWS
+ * rows × GEMM_TILE tokens and its `lanes` stride over the 32-blocks of K: adjacent lanes read adjacent blocks of a
+ * row and of each token's X (coalesced). Each lane decodes a block of a row once for all the tile's tokens and keeps
+ * partial sums; a tree reduction in workgroup memory adds them, and the first lanes store one output each. Barriers
+ * are cheap on a GPU but cost 10–20× on llvmpipe: software adapters keep the portable kernel.
  */
 import { epilogueValue, GEMM_TILE, gemmConstants, gemmHeaderWgsl, type GemmOptions, type GemmShape } from "./gemm.js";
 import { createKernel } from "./run-kernel.js";
