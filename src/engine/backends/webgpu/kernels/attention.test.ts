@@ -2,9 +2,10 @@ import { describe, expect, it } from "vitest";
 import { SHAPE, packHalves, stepAt, unpackHalves } from "./attention-kit.fixture.js";
 import { GgmlType } from "../gguf/quant-types.js";
 import { createAttention } from "./attention.js";
+import { CAUSAL_ATTENTION_LANES, createCausalAttention } from "./causal-attention.js";
 import { createGemv } from "./gemv.js";
-import { device, maxAbsDiff, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
-import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
+import { device, dispatchGrid, maxAbsDiff, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { bindBuffers, createStorage, dispatch, groupsFor, readFloats } from "./run-kernel.js";
 
 /** f64 attention of one token: per query head, softmax(q·K/√D)·V over its kv head (GQA). */
 function attend(q: Float32Array, k: Float32Array, v: Float32Array, kvLen: number, maxCtx: number): Float64Array {
@@ -36,7 +37,7 @@ function attentionCase(kv: "f32" | "f16", maxCtx: number, pos: number) {
   const k = stored(randomFloats(kvHeads * maxCtx * D, 32, 2));
   const v = stored(randomFloats(kvHeads * maxCtx * D, 33));
   const upload = (a: Float32Array) => createStorage(device(), kv === "f16" ? packHalves(a) : a);
-  return { q: createStorage(device(), q), k: upload(k), v: upload(v), step: stepAt(pos), expected: attend(q, k, v, pos + 1, maxCtx) };
+  return { q: createStorage(device(), q), k, v, kBuffer: upload(k), vBuffer: upload(v), step: stepAt(pos), expected: attend(q, k, v, pos + 1, maxCtx) };
 }
 
 describe.skipIf(noGpu).each(CASES)("decode attention in one dispatch, %s KV cache, %i positions, at %i", (kv, maxCtx, pos) => {
@@ -46,7 +47,7 @@ describe.skipIf(noGpu).each(CASES)("decode attention in one dispatch, %s KV cach
     const p = createAttention(device(), { ...SHAPE, maxCtx, kv });
     const scores = createStorage(device(), heads * maxCtx * 4);
     const out = createStorage(device(), heads * D * 4);
-    dispatch(device(), [{ pipeline: p, bindGroup: bindBuffers(device(), p, [c.step, c.q, c.k, c.v, scores, out]), workgroups: heads }]);
+    dispatch(device(), [{ pipeline: p, bindGroup: bindBuffers(device(), p, [c.step, c.q, c.kBuffer, c.vBuffer, scores, out]), workgroups: heads }]);
     expect(maxAbsDiff(await readFloats(device(), out, heads * D), c.expected)).toBeLessThanOrEqual(1e-5 * Math.max(...c.expected.map(Math.abs)));
   });
 
@@ -60,10 +61,35 @@ describe.skipIf(noGpu).each(CASES)("decode attention in one dispatch, %s KV cach
     const y = createStorage(device(), initial);
     // 8 rows per invocation, 3 invocations in workgroups of 2: two workgroups each compute the attention.
     const pipeline = createGemv(device(), { type: GgmlType.Q8_0, epilogue: "residual", attend: true, rowsPerInvocation: 8, rows, cols, workgroupSize: 2, attention: { ...SHAPE, maxCtx, kv } });
-    dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, [c.q, y, ...uploadPlanes(tensor), c.step, c.k, c.v]), workgroups: 2 }]);
+    dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, [c.q, y, ...uploadPlanes(tensor), c.step, c.kBuffer, c.vBuffer]), workgroups: 2 }]);
     const expected = Float64Array.from({ length: rows }, (_, r) => initial[r]! + c.expected.reduce((sum, a, k) => sum + values[r * cols + k]! * a, 0));
     // f32 summation drift: bounded by the sum of the terms' magnitudes.
     const magnitude = Math.max(...Array.from({ length: rows }, (_, r) => Math.abs(initial[r]!) + c.expected.reduce((sum, a, k) => sum + Math.abs(values[r * cols + k]! * a), 0)));
     expect(maxAbsDiff(await readFloats(device(), y, rows), expected)).toBeLessThanOrEqual(1e-5 * magnitude);
+  });
+});
+
+/**
+ * Prefill batches of `tokens` tokens from position `pos`: within one chunk of lanes, and over several chunks with a
+ * partial last one (contexts 131..135 with 64 lanes; with 4 lanes, 2 groups of 2 quads share each chunk's positions).
+ */
+const BATCHES = [["f32", 8, 0, 3], ["f32", 200, 130, 5], ["f16", 200, 130, 5]] as const;
+const DESIGNS = [{ name: "portable" }, { name: `${CAUSAL_ATTENTION_LANES} lanes`, lanes: CAUSAL_ATTENTION_LANES }, { name: "8 lanes", lanes: 8 }] as const;
+
+describe.skipIf(noGpu).each(BATCHES)("causal attention of a prefill batch, %s KV cache, %i positions, from %i, %i tokens", (kv, maxCtx, pos, tokens) => {
+  it.each(DESIGNS)("matches f64 attention per token over its own prefix: $name", async (design) => {
+    const { heads, kvHeads, headDim: D } = SHAPE;
+    const width = (heads + 2 * kvHeads) * D;
+    const c = attentionCase(kv, maxCtx, pos);
+    // Token t's q is the first heads·D values of its q|k|v row (k and v there are the RoPE kernel's business).
+    const qkv = randomFloats(tokens * width, 36, 2);
+    const expected = Array.from({ length: tokens }, (_, t) => attend(qkv.subarray(t * width, t * width + heads * D), c.k, c.v, pos + t + 1, maxCtx));
+    const lanes = "lanes" in design ? design.lanes : undefined;
+    const p = createCausalAttention(device(), { ...SHAPE, maxCtx, kv }, lanes);
+    const out = createStorage(device(), tokens * heads * D * 4);
+    const buffers = [stepAt(pos, tokens), createStorage(device(), qkv), c.kBuffer, c.vBuffer, out];
+    dispatchGrid(p, buffers, lanes === undefined ? [groupsFor(heads * tokens), 1] : [heads, tokens]);
+    const actual = await readFloats(device(), out, tokens * heads * D);
+    expected.forEach((e, t) => expect(maxAbsDiff(actual.subarray(t * heads * D, (t + 1) * heads * D), e), `token ${t}`).toBeLessThanOrEqual(1e-5 * Math.max(...e.map(Math.abs))));
   });
 });

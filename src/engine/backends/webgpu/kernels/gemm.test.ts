@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { GgmlType, typeName } from "../gguf/quant-types.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_TILE, type GemmOptions } from "./gemm.js";
+import { createSplitKGemm, splitKGrid } from "./gemm-split-k.js";
 import { stepAt } from "./attention-kit.fixture.js";
-import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { device, dispatchGrid, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, createUniform, dispatch, groupsFor, readFloats } from "./run-kernel.js";
 import { encodeStep, STEP_BYTES } from "./step.js";
 
-const ROWS = 22; // not a multiple of the rows per invocation: the tail is exercised
+const ROWS = 22; // not a multiple of the rows per invocation (12) nor of a split-K tile (4): the tail is exercised
 const COLS = 256;
 const TOKENS = 11; // not a multiple of the token tile
 
@@ -22,23 +23,31 @@ function reference(w: Float32Array, x: Float32Array): { y: Float64Array; bound: 
   return { y, bound };
 }
 
+/**
+ * The designs every test runs: portable (an invocation walks K alone), and split K with 32 lanes (more lanes than
+ * COLS has blocks: most stay idle) and with 4 (each lane takes 2 blocks, and 32 outputs take 8 rounds of stores).
+ */
+const DESIGNS = [{ name: "portable" }, { name: "split K, 32 lanes", lanes: 32 }, { name: "split K, 4 lanes", lanes: 4 }] as const;
+type Design = (typeof DESIGNS)[number];
+
 /** Runs a batched GEMV over TOKENS tokens into a [TOKENS][stride] buffer seeded with `initial`. */
-async function runGemm(options: GemmOptions, planes: GPUBuffer[], x: Float32Array, initial: Float32Array, stride = ROWS, offset = 0) {
+async function runGemm(design: Design, options: GemmOptions, planes: GPUBuffer[], x: Float32Array, initial: Float32Array, stride = ROWS, offset = 0) {
   const y = createStorage(device(), initial);
-  const pipeline = createGemm(device(), { ...options, rows: ROWS, cols: COLS, yStride: stride, yOffset: offset });
+  const shape = { rows: ROWS, cols: COLS, yStride: stride, yOffset: offset };
   const buffers = [stepAt(0, TOKENS), createStorage(device(), x), y, ...planes];
-  dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: groupsFor(gemmInvocations(ROWS, TOKENS)) }]);
+  if ("lanes" in design) dispatchGrid(createSplitKGemm(device(), { ...options, ...shape, lanes: design.lanes }), buffers, splitKGrid(ROWS, TOKENS));
+  else dispatchGrid(createGemm(device(), { ...options, ...shape }), buffers, [groupsFor(gemmInvocations(ROWS, TOKENS)), 1]);
   return readFloats(device(), y, initial.length);
 }
 
-describe.skipIf(noGpu)("batched GEMV kernel (prompt evaluation)", () => {
+describe.skipIf(noGpu).each(DESIGNS)("batched GEMV kernel (prompt evaluation): $name", (design) => {
   const x = randomFloats(TOKENS * COLS, 1);
 
   for (const type of [GgmlType.F32, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q6_K]) {
     it(`computes W·X[t] for every token, ${typeName(type)}`, async () => {
       const { tensor, values } = randomPlanar(type, ROWS, COLS, 300 + type);
       const { y, bound } = reference(values, x);
-      const actual = await runGemm({ type }, uploadPlanes(tensor), x, new Float32Array(TOKENS * ROWS));
+      const actual = await runGemm(design, { type }, uploadPlanes(tensor), x, new Float32Array(TOKENS * ROWS));
       y.forEach((v, i) => expect(Math.abs(actual[i]! - v)).toBeLessThanOrEqual(bound[i % ROWS]!));
     });
   }
@@ -49,7 +58,7 @@ describe.skipIf(noGpu)("batched GEMV kernel (prompt evaluation)", () => {
     const stride = ROWS + 10;
     const initial = randomFloats(TOKENS * stride, 7);
     const { y, bound } = reference(values, x);
-    const actual = await runGemm({ type: GgmlType.Q8_0, bias: true }, [...uploadPlanes(tensor), createStorage(device(), bias)], x, initial, stride, 3);
+    const actual = await runGemm(design, { type: GgmlType.Q8_0, bias: true }, [...uploadPlanes(tensor), createStorage(device(), bias)], x, initial, stride, 3);
     for (let t = 0; t < TOKENS; t++) {
       for (let c = 0; c < stride; c++) {
         const r = c - 3;
@@ -64,10 +73,10 @@ describe.skipIf(noGpu)("batched GEMV kernel (prompt evaluation)", () => {
     const u = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 9);
     const initial = randomFloats(TOKENS * ROWS, 10);
     const gy = reference(g.values, x);
-    const residual = await runGemm({ type: GgmlType.Q4_K, epilogue: "residual" }, uploadPlanes(g.tensor), x, initial);
+    const residual = await runGemm(design, { type: GgmlType.Q4_K, epilogue: "residual" }, uploadPlanes(g.tensor), x, initial);
     gy.y.forEach((v, i) => expect(Math.abs(residual[i]! - (v + initial[i]!))).toBeLessThanOrEqual(gy.bound[i % ROWS]! + 1e-6));
     const uy = reference(u.values, x);
-    const swiglu = await runGemm({ type: GgmlType.Q4_K, epilogue: "swiglu" }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], x, new Float32Array(TOKENS * ROWS));
+    const swiglu = await runGemm(design, { type: GgmlType.Q4_K, epilogue: "swiglu" }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], x, new Float32Array(TOKENS * ROWS));
     gy.y.forEach((a, i) => {
       const expected = (a / (1 + Math.exp(-a))) * uy.y[i]!;
       const bound = (Math.abs(uy.y[i]!) * gy.bound[i % ROWS]! + Math.abs(a) * uy.bound[i % ROWS]!) * 1.1 + 1e-6;
@@ -75,7 +84,7 @@ describe.skipIf(noGpu)("batched GEMV kernel (prompt evaluation)", () => {
     });
   });
 
-  for (const parts of [1, 2]) {
+  for (const parts of design.name === "portable" ? [1, 2] : []) {
     it(`reads X as uniform windows, one token tile per dispatch, in ${parts} binding(s) per window, to the same sums`, async () => {
       const { tensor, values } = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 11);
       const bias = randomFloats(ROWS, 12);

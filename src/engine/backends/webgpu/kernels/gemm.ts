@@ -1,9 +1,11 @@
 /**
- * Portable batched GEMV for prompt evaluation: Y[t] = W·X[t] for the `step.tokens` rows of X. Each invocation owns
- * GEMM_ROWS output rows and a tile of GEMM_TILE tokens: it dequantizes each 32-block of its rows once for all the
- * tile's tokens, and loads each token's slice of X once for all its rows (loads and decoding are what cost on
- * llvmpipe). No workgroup memory, no barriers. X is [tokens][COLS]; Y is [tokens][Y_STRIDE] and the row lands at column Y_OFFSET + r, so q, k and v
- * of different types can fill one [tokens][q|k|v] buffer.
+ * Batched GEMV for prompt evaluation: Y[t] = W·X[t] for the `step.tokens` rows of X, in two designs.
+ * - Portable (software adapters): each invocation owns GEMM_ROWS output rows and a tile of GEMM_TILE tokens and walks
+ *   K alone: it dequantizes each 32-block of its rows once for all the tile's tokens, and loads each token's slice of
+ *   X once for all its rows (loads and decoding are what cost on llvmpipe). No workgroup memory, no barriers.
+ * - Split K (real GPUs, gemm-split-k.ts): a workgroup owns a smaller tile and its lanes share K.
+ * X is [tokens][COLS]; Y is [tokens][Y_STRIDE] and the row lands at column Y_OFFSET + r, so q, k and v of different
+ * types can fill one [tokens][q|k|v] buffer.
  */
 import type { GgmlType } from "../gguf/quant-types.js";
 import { blockValuesWgsl, declarePlanes, unpackWgsl, weightPlanes } from "./quant-wgsl.js";
@@ -32,10 +34,43 @@ export interface GemmOptions {
 }
 
 /**
+ * Declarations both designs share, after the binding of x (`xDeclaration`): overrides, step, y, W planes,
+ * [bias | U planes], the block readers of W (and U) and silu.
+ */
+export function gemmHeaderWgsl({ type, epilogue = "store", bias = false }: GemmOptions, xDeclaration: string): string {
+  const swiglu = epilogue === "swiglu";
+  const after = 3 + weightPlanes(type).length;
+  return /* wgsl */ `
+override ROWS: u32;
+override COLS: u32;
+override Y_STRIDE: u32;
+override Y_OFFSET: u32 = 0;
+${stepWgsl}
+@group(0) @binding(0) var<uniform> step: Step;
+${xDeclaration}
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+${declarePlanes(type, "w", 3)}
+${swiglu ? declarePlanes(type, "u", after) : ""}
+${bias ? `@group(0) @binding(${after}) var<storage, read> bias: array<f32>;` : ""}
+${unpackWgsl}
+${blockValuesWgsl(type, "w")}
+${swiglu ? blockValuesWgsl(type, "u") : ""}
+fn silu(v: f32) -> f32 { return v / (1.0 + exp(-v)); }`;
+}
+
+/** The value stored at y[at] for row `row`, from the sums `a` (W·X) and `u` (U·X, swiglu): the fused epilogue. */
+export function epilogueValue({ epilogue = "store", bias = false }: GemmOptions, a: string, u: string, at: string, row: string): string {
+  if (epilogue === "swiglu") return `silu(${a}) * ${u}`;
+  if (epilogue === "residual") return `y[${at}] + ${a}`;
+  return bias ? `${a} + bias[${row}]` : a;
+}
+
+/**
  * Bindings, in order: step, x, y, W planes, [bias | U planes]. The tile loops are unrolled here, in JS: with constant
  * indices the weights and sums stay in registers (llvmpipe puts dynamically indexed private arrays in memory).
  */
-export function gemmWgsl({ type, epilogue = "store", bias = false, window }: GemmOptions): string {
+export function gemmWgsl(options: GemmOptions): string {
+  const { type, epilogue = "store", bias = false, window } = options;
   const swiglu = epilogue === "swiglu";
   const after = 3 + weightPlanes(type).length;
   const rows = Array.from({ length: GEMM_ROWS }, (_, r) => r);
@@ -54,33 +89,13 @@ export function gemmWgsl({ type, epilogue = "store", bias = false, window }: Gem
       ${slices.map((j) => `let x${j} = ${xAt(t)} + ${j}u];`).join(" ")}
       ${groups.map((g) => `acc${t}_${g} += ${quad("w", g)};${swiglu ? ` accu${t}_${g} += ${quad("u", g)};` : ""}`).join("\n      ")}
     }`;
-  const value = (t: number, r: number) => {
-    const a = `acc${t}_${r >> 2}[${r & 3}]`;
-    if (swiglu) return `silu(${a}) * accu${t}_${r >> 2}[${r & 3}]`;
-    if (epilogue === "residual") return `y[at + ${r}u] + ${a}`;
-    return bias ? `${a} + bias[r0 + ${r}u]` : a;
-  };
+  const value = (t: number, r: number) => epilogueValue(options, `acc${t}_${r >> 2}[${r & 3}]`, `accu${t}_${r >> 2}[${r & 3}]`, `at + ${r}u`, `r0 + ${r}u`);
   const store = (t: number) => `if (t0 + ${t}u < count) {
     let at = (t0 + ${t}u) * Y_STRIDE + Y_OFFSET + r0;
     ${rows.map((r) => `if (r0 + ${r}u < ROWS) { y[at + ${r}u] = ${value(t, r)}; }`).join("\n    ")}
   }`;
-  return /* wgsl */ `
-override ROWS: u32;
-override COLS: u32;
-override Y_STRIDE: u32;
-override Y_OFFSET: u32 = 0;
-${stepWgsl}
-@group(0) @binding(0) var<uniform> step: Step;
-${window ? xWindow(0, 1) : "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;"}
-@group(0) @binding(2) var<storage, read_write> y: array<f32>;
-${declarePlanes(type, "w", 3)}
-${swiglu ? declarePlanes(type, "u", after) : ""}
-${bias ? `@group(0) @binding(${after}) var<storage, read> bias: array<f32>;` : ""}
+  return /* wgsl */ `${gemmHeaderWgsl(options, window ? xWindow(0, 1) : "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;")}
 ${Array.from({ length: parts - 1 }, (_, k) => xWindow(k + 1, after + (swiglu ? weightPlanes(type).length : bias ? 1 : 0) + k)).join("\n")}
-${unpackWgsl}
-${blockValuesWgsl(type, "w")}
-${swiglu ? blockValuesWgsl(type, "u") : ""}
-fn silu(v: f32) -> f32 { return v / (1.0 + exp(-v)); }
 @compute @workgroup_size(${window?.workgroupSize ?? 64})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let row_groups = (ROWS + ${GEMM_ROWS - 1}u) / ${GEMM_ROWS}u;
@@ -101,10 +116,22 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }`;
 }
 
-/** Pipeline for a rows × cols batched GEMV writing columns yOffset.. of rows yStride wide (default: rows). */
-export function createGemm(device: GPUDevice, options: GemmOptions & { rows: number; cols: number; yStride?: number; yOffset?: number }): GPUComputePipeline {
-  const constants = { ROWS: options.rows, COLS: options.cols, Y_STRIDE: options.yStride ?? options.rows, Y_OFFSET: options.yOffset ?? 0 };
-  return createKernel(device, gemmWgsl(options), constants, `gemm-${options.epilogue ?? "store"}`);
+/** Where a batched GEMV's rows × cols output lands: columns yOffset.. of rows yStride wide (default: rows). */
+export interface GemmShape {
+  rows: number;
+  cols: number;
+  yStride?: number;
+  yOffset?: number;
+}
+
+/** The override constants of either design. */
+export function gemmConstants({ rows, cols, yStride = rows, yOffset = 0 }: GemmShape): Record<string, number> {
+  return { ROWS: rows, COLS: cols, Y_STRIDE: yStride, Y_OFFSET: yOffset };
+}
+
+/** Pipeline for a portable rows × cols batched GEMV. */
+export function createGemm(device: GPUDevice, options: GemmOptions & GemmShape): GPUComputePipeline {
+  return createKernel(device, gemmWgsl(options), gemmConstants(options), `gemm-${options.epilogue ?? "store"}`);
 }
 
 /** Bytes of the X window of `tokens` tokens of a `cols`-wide windowed GEMM (see GemmOptions.window). */

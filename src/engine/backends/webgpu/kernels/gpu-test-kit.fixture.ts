@@ -4,7 +4,7 @@ import { dequantize, quantize } from "../gguf/codecs.js";
 import { repackPlanar, type PlanarTensor } from "../gguf/planar.js";
 import type { GgmlType } from "../gguf/quant-types.js";
 import { weightPlanes } from "./quant-wgsl.js";
-import { createStorage } from "./run-kernel.js";
+import { bindBuffers, createStorage, type BufferRange } from "./run-kernel.js";
 import { seededRandom } from "../../../../lib/seeded-random.js";
 
 /** The test device, or undefined (tests skip) when no adapter comes up. Held for the whole file (GC pinning). */
@@ -46,4 +46,15 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let worst = 0;
   for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
   return worst;
+}
+
+/** Runs one pipeline over `buffers` (bound 0, 1, …) on an x × y grid of workgroups. */
+export function dispatchGrid(pipeline: GPUComputePipeline, buffers: BufferRange[], [x, y]: readonly [number, number]): void {
+  const encoder = device().createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bindBuffers(device(), pipeline, buffers));
+  pass.dispatchWorkgroups(x, y);
+  pass.end();
+  device().queue.submit([encoder.finish()]);
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { writeTinyGguf, type TinyGgufOptions } from "../../../../../test/helpers/tiny-gguf.js";
+import { asRealGpu } from "../../../../../test/helpers/webgpu.js";
 import { argmax, createReferenceSession, loadReferenceModel, type ReferenceStep } from "../../../../../test/helpers/webgpu-reference.js";
 import { openGgufTensors } from "../gguf/read-tensors.js";
 import { openGpuDevice, type GpuDevice } from "../device.js";
@@ -114,13 +115,17 @@ describe.skipIf(noGpu)("decode plan (one token per submit) vs the f64 reference"
   });
 
   const PROMPT = [1, 70, 140, 7, 33, 99, 12, 250, 3, 61, 18, 200];
-  for (const [name, options, planOptions] of [
-    ["q4_1", { type: "q4_1" }, { prefillBatch: 5 }],
-    ["qwen2-mix", { type: "q5_0", overrides: { attn_v: "q8_0", ffn_down: "q6_k" }, qwen2: true, shape: { feedForward: 256 } }, { prefillBatch: 8 }],
-    ["q4_k-kv16", { type: "q4_k", shape: K_SHAPE }, { prefillBatch: 16, kvCache: "f16" }],
+  // The last two run the plan a real GPU gets (split-K GEMMs, attention per head and token): batches of 8 + 3 and 11
+  // tokens, tiles of 4 rows × 8 tokens.
+  for (const [name, options, planOptions, realGpu] of [
+    ["q4_1", { type: "q4_1" }, { prefillBatch: 5 }, false],
+    ["qwen2-mix", { type: "q5_0", overrides: { attn_v: "q8_0", ffn_down: "q6_k" }, qwen2: true, shape: { feedForward: 256 } }, { prefillBatch: 8 }, false],
+    ["q4_k-kv16", { type: "q4_k", shape: K_SHAPE }, { prefillBatch: 16, kvCache: "f16" }, false],
+    ["qwen2-mix-split-k", { type: "q5_0", overrides: { attn_v: "q8_0", ffn_down: "q6_k" }, qwen2: true, shape: { feedForward: 256 } }, { prefillBatch: 8 }, true],
+    ["q6_k-split-k", { type: "q6_k", shape: K_SHAPE }, { prefillBatch: 16 }, true],
   ] as const) {
     it(`evaluates a prompt in batches (${planOptions.prefillBatch} tokens) as the reference does token by token: ${name}`, async () => {
-      const { plan, arena, reference } = await load(`prefill-${name}`, options, {}, planOptions);
+      const { plan, arena, reference } = await load(`prefill-${name}`, options, {}, planOptions, realGpu ? asRealGpu(gpu!) : gpu!);
       const session = createReferenceSession(reference);
       const expected = PROMPT.map((token) => session.step(token));
       await plan.prefill(PROMPT.slice(0, -1));

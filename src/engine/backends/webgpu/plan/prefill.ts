@@ -3,12 +3,15 @@
  * each weight block once per tile of tokens, one RoPE + KV write for the batch, causal attention over the cache),
  * filling the KV cache. It computes no logits: the prompt's last token goes through the decode step, which samples.
  * Every pipeline and bind group is built at load; a batch records its dispatches with grids sized to its tokens.
- * On a software adapter the GEMMs read their input as uniform windows, one token tile per dispatch (see gemm.ts).
+ * On a software adapter the GEMMs read their input as uniform windows, one token tile per dispatch (see gemm.ts); on
+ * a real GPU they split K over the lanes of each workgroup (gemm-split-k.ts), and attention takes a workgroup per
+ * (head, token) (causal-attention.ts).
  */
 import type { LlamaConfig } from "../model/llama-config.js";
-import { createCausalAttention } from "../kernels/causal-attention.js";
+import { CAUSAL_ATTENTION_LANES, createCausalAttention } from "../kernels/causal-attention.js";
 import { createEmbed } from "../kernels/dequantize.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_ROWS, GEMM_TILE, type GemmOptions } from "../kernels/gemm.js";
+import { createSplitKGemm, splitKGrid } from "../kernels/gemm-split-k.js";
 import { balancedLaunch } from "../kernels/gemv.js";
 import { createRmsNorm } from "../kernels/rms-norm.js";
 import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
@@ -21,7 +24,7 @@ import type { DecodeWeights, GpuMatrix } from "./decode-weights.js";
 interface BatchDispatch {
   pipeline: GPUComputePipeline;
   bindGroup: GPUBindGroup;
-  grid(tokens: number): number;
+  grid(tokens: number): number | [x: number, y: number];
   /** A windowed GEMM's first token: dispatched only when the batch reaches it. */
   first?: number;
 }
@@ -42,7 +45,11 @@ function windowParts(limits: GPUSupportedLimits, cols: number): number | undefin
 export interface PrefillOptions {
   /** Most tokens per batch. */
   batch: number;
-  /** Read GEMM inputs as uniform windows (software adapters), spreading each over this many CPU threads. */
+  /**
+   * Read GEMM inputs as uniform windows, spreading each over this many CPU threads: the portable kernels for
+   * software adapters, which DecodePlan sets it for. Without it (a real GPU) each GEMM splits K over the lanes of a
+   * workgroup instead, and attention runs a workgroup per (head, token).
+   */
   windowThreads?: number;
 }
 
@@ -84,13 +91,19 @@ export class Prefill {
       if (!pipelines.has(k)) pipelines.set(k, make());
       return pipelines.get(k)!;
     };
-    const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], grid: (tokens: number) => number) =>
+    const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], grid: BatchDispatch["grid"]) =>
       this.list.push({ pipeline, bindGroup: bindBuffers(device, pipeline, buffers), grid });
     const gemm = (m: GpuMatrix, options: Omit<GemmOptions, "type">, input: GPUBuffer, output: GPUBuffer, extra: BufferRange[] = [], yStride = m.rows, yOffset = 0) => {
-      const parts = windowed ? windowParts(device.limits, m.cols) : undefined;
+      const matrix = { type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset };
+      if (!windowed) {
+        const pipeline = cached(["gemm-split-k", options, matrix], () => createSplitKGemm(device, { ...options, ...matrix }));
+        return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => splitKGrid(m.rows, n));
+      }
+      // A window too wide for the uniform limits falls back to the portable kernel reading storage.
+      const parts = windowParts(device.limits, m.cols);
       const launch = parts ? balancedLaunch(Math.ceil(m.rows / GEMM_ROWS), prefill.windowThreads) : undefined;
       const window = parts && launch ? { cols: m.cols, tokens: WINDOW_TILE, workgroupSize: launch.workgroupSize, parts } : undefined;
-      const pipeline = cached(["gemm", m.type, m.rows, m.cols, options, yStride, yOffset, window], () => createGemm(device, { ...options, window, type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset }));
+      const pipeline = cached(["gemm", options, matrix, window], () => createGemm(device, { ...options, ...matrix, window }));
       if (!window || !launch) return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
       const partTokens = WINDOW_TILE / window.parts;
       const bytes = gemmWindowBytes(m.cols, partTokens);
@@ -104,7 +117,8 @@ export class Prefill {
     const nb = w.embeddings.cols / 32;
     add(createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [{ buffer: this.ids, size: batch * 4 }, x, ...w.embeddings.planes], (n) => groupsFor(n * nb));
     const rope = createRopeKv(device, shape, w.ropeStyle);
-    const attention = createCausalAttention(device, shape);
+    const attentionLanes = windowed ? undefined : CAUSAL_ATTENTION_LANES;
+    const attention = createCausalAttention(device, shape, attentionLanes);
     w.layers.forEach((layer, i) => {
       norm(layer.attnNorm);
       let offset = 0;
@@ -114,7 +128,7 @@ export class Prefill {
         offset += m.rows;
       });
       add(rope, [b.step, qkv, b.ropeTable, b.keys[i]!, b.values[i]!], (n) => groupsFor(ropeKvInvocations(shape, w.ropeStyle, n)));
-      add(attention, [b.step, qkv, b.keys[i]!, b.values[i]!, attn], (n) => groupsFor(heads * n));
+      add(attention, [b.step, qkv, b.keys[i]!, b.values[i]!, attn], (n) => (attentionLanes ? [heads, n] : groupsFor(heads * n)));
       gemm(layer.o, { epilogue: "residual" }, attn, x);
       norm(layer.ffnNorm);
       gemm(layer.gate, { epilogue: "swiglu" }, normed, hidden, layer.up.planes);
@@ -141,7 +155,9 @@ export class Prefill {
         if (d.first !== undefined && d.first >= n) continue;
         pass.setPipeline(d.pipeline);
         pass.setBindGroup(0, d.bindGroup);
-        pass.dispatchWorkgroups(d.grid(n));
+        const grid = d.grid(n);
+        if (typeof grid === "number") pass.dispatchWorkgroups(grid);
+        else pass.dispatchWorkgroups(...grid);
       }
       pass.end();
       queue.submit([encoder.finish()]);

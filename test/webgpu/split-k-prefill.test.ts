@@ -1,0 +1,77 @@
+/**
+ * The default model (SmolLM2-135M-Instruct) with the plan a real GPU gets (split-K prefill GEMMs, prefill attention
+ * with a workgroup per head and token; run here on the machine's adapter) against the plan of the adapter itself (on llvmpipe: the portable windowed GEMMs): both
+ * evaluate the same prompt in batches of 16 (a partial last batch, partial token tiles), then decode greedily from
+ * their own KV caches. Both compute in f32 and differ only in summation order, so the continuations must be the same
+ * and the first logits nearly so.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Llama, LlamaModel, Token } from "node-llama-cpp";
+import { openGpuDevice, type GpuDevice } from "../../src/engine/backends/webgpu/device.js";
+import { openGgufTensors } from "../../src/engine/backends/webgpu/gguf/read-tensors.js";
+import { readLlamaConfig } from "../../src/engine/backends/webgpu/model/llama-config.js";
+import { DecodePlan } from "../../src/engine/backends/webgpu/plan/decode.js";
+import { uploadDecodeWeights } from "../../src/engine/backends/webgpu/plan/decode-weights.js";
+import { WeightArena } from "../../src/engine/backends/webgpu/plan/weight-arena.js";
+import { realModelPath } from "../helpers/real-model.js";
+import { asRealGpu, webGpuAvailable } from "../helpers/webgpu.js";
+
+const GENERATED = 16;
+const PROMPT = "<|im_start|>user\nExplain in three short sentences why the sky is blue during the day, why sunsets are red and orange, and why clouds look white or grey.<|im_end|>\n<|im_start|>assistant\n";
+/** Largest |Δ logit| between the plans, relative to the largest |logit|: f32 rounding, not a different result. */
+const LOGIT_TOLERANCE = 1e-4;
+
+const available = await webGpuAvailable();
+let llama: Llama;
+let vocab: LlamaModel;
+let gpu: GpuDevice;
+let arena: WeightArena;
+let portable: DecodePlan;
+let splitK: DecodePlan;
+
+beforeAll(async () => {
+  if (!available) return;
+  const path = realModelPath();
+  const { getLlama } = await import("node-llama-cpp");
+  llama = await getLlama({ build: "never", gpu: false });
+  vocab = await llama.loadModel({ modelPath: path, vocabOnly: true });
+  gpu = await openGpuDevice();
+  const file = await openGgufTensors(path);
+  const config = readLlamaConfig(file.header);
+  arena = new WeightArena(gpu.device);
+  const weights = await uploadDecodeWeights(file, config, arena);
+  portable = new DecodePlan(gpu, config, weights, 256, { prefillBatch: 16 });
+  splitK = new DecodePlan(asRealGpu(gpu), config, weights, 256, { prefillBatch: 16 });
+});
+afterAll(async () => {
+  portable?.destroy();
+  splitK?.destroy();
+  arena?.destroy();
+  gpu?.destroy();
+  await vocab?.dispose();
+  await llama?.dispose();
+});
+
+/** Evaluates the prompt in batches, then decodes greedily on the GPU: the first step's logits and all the tokens. */
+async function continuation(plan: DecodePlan, prompt: readonly number[]): Promise<{ logits: Float32Array; tokens: number[] }> {
+  await plan.prefill(prompt.slice(0, -1));
+  const first = await plan.step(prompt.at(-1)!, { logits: true });
+  const tokens = [first.token];
+  while (tokens.length < GENERATED) tokens.push((await plan.step()).token);
+  return { logits: first.logits!, tokens };
+}
+
+describe.skipIf(!available)("prompt evaluation with split-K GEMMs (a real GPU's plan) on the default model", () => {
+  it("continues a prompt as the portable plan does", async () => {
+    const prompt = vocab.tokenize(PROMPT, true);
+    expect(prompt.length).toBeGreaterThan(32); // three batches of 16, the last one partial
+    const expected = await continuation(portable, prompt);
+    const actual = await continuation(splitK, prompt);
+    console.info("split-K continuation:", JSON.stringify(vocab.detokenize(actual.tokens as Token[])));
+    expect(actual.tokens).toEqual(expected.tokens);
+    let scale = 0;
+    let worst = 0;
+    expected.logits.forEach((v, k) => ((scale = Math.max(scale, Math.abs(v))), (worst = Math.max(worst, Math.abs(actual.logits[k]! - v)))));
+    expect(worst).toBeLessThanOrEqual(LOGIT_TOLERANCE * scale);
+  }, 300_000);
+});
