@@ -76,9 +76,15 @@ serve_sides() { local levels="$2"; for side in $1; do
   if ! wait_ready "$port" "$health"; then log "$side: not ready"; tail -5 "$res/server-$side.log" >> "$out/run.log"; kill "$pid"; continue; fi
   log "$side: ready in $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $started }") s"
   URL="http://127.0.0.1:$port" LEVELS=8 DURATION=3 LONG_WORDS=0 TAG="$side-warm" timeout 30 node bench/lib/stream-load.mjs > /dev/null 2>&1
-  URL="http://127.0.0.1:$port" LEVELS="$levels" DURATION="$duration" LONG_WORDS="${LONG_WORDS:-5600}" TAG="$side" \
-    JSON_OUT="$res/load.jsonl" timeout "$(lim "${SIDE_LIMIT:-150}")" node bench/lib/stream-load.mjs >> "$out/run.log" 2>&1
-  curl -s "http://127.0.0.1:$port/metrics" > "$res/metrics-$side.txt" 2>/dev/null
+  # One level at a time, /metrics after each (the step clock's host and compute time per level), then the long prompt.
+  local until=$(( $(date +%s) + $(lim "${SIDE_LIMIT:-150}") ))
+  for level in ${levels//,/ } long; do
+    [ "$(date +%s)" -lt "$until" ] || { log "$side: out of time before $level"; break; }
+    if [ "$level" = long ]; then load=(LEVELS= LONG_WORDS="${LONG_WORDS:-5600}"); else load=(LEVELS="$level" LONG_WORDS=0); fi
+    env URL="http://127.0.0.1:$port" DURATION="$duration" TAG="$side" JSON_OUT="$res/load.jsonl" "${load[@]}" \
+      timeout $(( until - $(date +%s) + 5 )) node bench/lib/stream-load.mjs >> "$out/run.log" 2>&1
+    { echo "# after level $level"; curl -s "http://127.0.0.1:$port/metrics" | grep -E "^kiln_decode_step"; } >> "$res/metrics-$side.txt" 2>/dev/null
+  done
   curl -s "http://127.0.0.1:$port/v1/models" > "$res/models-$side.json" 2>/dev/null
   kill "$pid"; wait "$pid" 2>/dev/null
 done; }
