@@ -8,7 +8,7 @@ const direct = { llama, model };
 const words = "the kiln fires clay slowly while potters watch glaze melt across a bowl of river stone".split(" ");
 const text = (i, n) => `Request ${i}. ` + Array.from({ length: n }, (_, k) => words[(k * 7 + i) % words.length]).join(" ");
 const out = (o) => console.log(JSON.stringify({ tag: "direct", gpu: llama.gpu, ...o }));
-for (const n of [1, 8, 32]) {
+for (const n of process.env.DIRECT_GENERATION === "0" ? [] : [1, 8, 32]) {
   const r = await measureGeneration(direct, { ctxPerSequence: 1024, threads: 4 }, { sequences: n, promptTokensFor: (i) => model.tokenize(text(i, 170)), maxTokens: 128 });
   out({ sequences: n, aggregateTokPerS: Math.round(r.aggregateTokensPerSecond), seconds: r.seconds, tokens: r.tokens.reduce((a, b) => a + b, 0) });
 }

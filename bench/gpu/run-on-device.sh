@@ -2,20 +2,20 @@
 # Runs on a GPU machine from the repository root, with bench/gpu/pack.sh's output carried as .cache/gpu. Phases, in
 # order of what matters most, each under its own time limit so the whole stays inside one call:
 #   check    kiln info must see the GPU through llama.cpp (else: diagnostics, and stop at once)
+#   webgpu   bench/webgpu.js on the same model (WebGPU next to llama.cpp in one process; BASE's WebGPU as a side)
+#   profile  bench/webgpu.js --profile (GPU time per kernel class, host time per token)
 #   serve    kiln ("after", this build) and llama-server (same llama.cpp release, Vulkan) serve a random-weight model
 #            with a real model's shape, one after the other, under the same load (bench/lib/stream-load.mjs:
 #            streaming chat completions, unique ~245-token prompts, 128 tokens out; LEVELS with history checks)
-#   webgpu   bench/webgpu.js on the same model (WebGPU next to llama.cpp in one process; BASE's WebGPU as a side)
 #   direct   node-llama-cpp alone (direct-gpu.mjs): batched decode and a long prompt's rate, the ceiling
-#   profile  bench/webgpu.js --profile (GPU time per kernel class, host time per token)
 #   serve2   more serve sides (SIDES2 at LEVELS2), if time is left
 # Everything lands in $OUT: run.log as it goes, the rest as results.tar.gz (also on an early exit).
 # Env: BUDGET (s, default 450), PHASES, SIDES, LEVELS, DURATION, PARALLEL, CTX, LONG_WORDS, SIDE_LIMIT (s), WEBGPU_ROUNDS, WEBGPU_GENERATE,
-# REQUIRE_GPU (0 to try it on a CPU machine).
+# DIRECT_GENERATION (0: only the long prompt), REQUIRE_GPU (0 to try it on a CPU machine).
 set -uo pipefail
 root="$PWD"; g="$root/.cache/gpu"; w="${KILN_GPU_WORK:-/tmp/kiln-gpu}"; out="${OUT:-/tmp/kiln-gpu-out}"
 started_at=$(date +%s); res="$w/results"; mkdir -p "$w" "$out" "$res"
-phases="${PHASES:-check serve webgpu direct profile}"; sides="${SIDES:-after llama}"
+phases="${PHASES:-check webgpu profile serve direct}"; sides="${SIDES:-after llama}"
 levels="${LEVELS:-1,8,32,64,8,1,8}"; duration="${DURATION:-6}"; parallel="${PARALLEL:-64}"; ctx="${CTX:-10240}"
 log() { echo "[$(date +%T)] $*" | tee -a "$out/run.log"; }
 finish() { kill "${smi:-}" 2>/dev/null; tar -C "$w" -czf "$out/results.tar.gz" results 2>/dev/null; log "packed $(du -sh "$out/results.tar.gz" | cut -f1)"; }
@@ -88,19 +88,19 @@ serve_sides() { local levels="$2"; for side in $1; do
   curl -s "http://127.0.0.1:$port/v1/models" > "$res/models-$side.json" 2>/dev/null
   kill "$pid"; wait "$pid" 2>/dev/null
 done; }
-has serve && serve_sides "$sides" "$levels"
 
 if has webgpu; then log "webgpu"
   BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS="${WEBGPU_ROUNDS:-2}" BENCH_GENERATE="${WEBGPU_GENERATE:-64}" BENCH_WEBGPU_BASELINE="$root/before/dist" \
     timeout "$(lim 150)" node bench/webgpu.js >> "$res/webgpu.log" 2>&1; tail -12 "$res/webgpu.log" >> "$out/run.log"
   cp bench/results/*webgpu*-gpu.* "$res/" 2>/dev/null
 fi
-if has direct; then log "direct"
-  timeout "$(lim 120)" node bench/gpu/direct-gpu.mjs "$model" > "$res/direct.jsonl" 2>> "$res/direct.log"; cat "$res/direct.jsonl" >> "$out/run.log"
-fi
 if has profile; then log "profile"
   BENCH_MODEL_PATH="$model" BENCH_TAG=gpu-profile BENCH_GENERATE="${WEBGPU_GENERATE:-32}" timeout "$(lim 90)" node bench/webgpu.js --profile >> "$res/profile.log" 2>&1
   tail -30 "$res/profile.log" >> "$out/run.log"; cp bench/results/*webgpu*gpu-profile.* "$res/" 2>/dev/null
+fi
+has serve && serve_sides "$sides" "$levels"
+if has direct; then log "direct"
+  DIRECT_GENERATION="${DIRECT_GENERATION:-1}" timeout "$(lim 120)" node bench/gpu/direct-gpu.mjs "$model" > "$res/direct.jsonl" 2>> "$res/direct.log"; cat "$res/direct.jsonl" >> "$out/run.log"
 fi
 # Last, what is worth measuring only if time is left: e.g. kiln with a larger libuv pool (its per-sequence async calls).
 has serve2 120 && serve_sides "${SIDES2:-after-uv16}" "${LEVELS2:-8,32,64}"
