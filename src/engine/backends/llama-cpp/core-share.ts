@@ -76,8 +76,16 @@ export function threadsForShare(before: CpuTimes, after: CpuTimes, maxThreads: n
   return Math.min(maxThreads, Math.max(1, Math.floor(idleCores + ownCores + ROUND_UP)));
 }
 
+/** The cores a model's steps may use: a CoreShare, or a model's part of the process's (core-budget.ts). */
+export interface Cores {
+  readonly maxThreads: number;
+  threads(): number;
+  /** Whether other work of the process uses the cores too (its CPU time is then not the model's alone). */
+  shared?(): boolean;
+}
+
 /** Tracks the threads to use, measuring again at most every INTERVAL_MS when asked. */
-export class CoreShare {
+export class CoreShare implements Cores {
   private last: CpuTimes | undefined;
   private current: number;
 
@@ -131,7 +139,7 @@ export class CoreSplit {
   private laneAlone = false;
   private laneThreadShare: number | undefined;
 
-  constructor(private readonly share: CoreShare) {}
+  constructor(private readonly share: Cores) {}
 
   mainCores(): number {
     const cores = this.share.threads();
@@ -140,17 +148,17 @@ export class CoreSplit {
 
   laneCores(): number {
     const cores = this.share.threads();
-    this.laneAlone = !this.mainBusy();
+    this.laneAlone = !this.mainBusy() && !this.share.shared?.();
     this.laneThreads = this.laneAlone ? this.loneLaneThreads(cores) : Math.max(1, cores - Math.floor(cores / 2));
     return this.laneThreads;
   }
 
   /**
    * Records the CPU time of a lane chunk (the process's: a lone lane is all it runs) and the chunk's wall time; a chunk
-   * the main context's work overlapped at either end says nothing of the lane's threads.
+   * the main context's work (or another model's) overlapped at either end says nothing of the lane's threads.
    */
   recordLaneChunk(cpuMs: number, wallMs: number): void {
-    if (!this.laneAlone || this.mainBusy() || this.laneThreads === 0 || !(wallMs > 0)) return;
+    if (!this.laneAlone || this.mainBusy() || this.share.shared?.() || this.laneThreads === 0 || !(wallMs > 0)) return;
     this.laneThreadShare = cpuMs / wallMs / this.laneThreads;
   }
 
