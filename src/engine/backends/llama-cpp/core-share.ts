@@ -115,9 +115,10 @@ const LANE_GROW_SHARE = 0.3;
 const LANE_KEEP_SHARE = 0.2;
 
 /**
- * The cores of one model split between its main context and its prefill lane (prefill-lane.ts) while both have
- * work: the lane gets the larger half, since a prompt gains more from a thread than a decode step does; alone,
- * either gets every core the process is getting. A lone lane on a contended machine may take every thread: its chunks
+ * The cores of one model (its part of the process's: core-budget.ts) split between its main context and its prefill
+ * lane (prefill-lane.ts) while both have work: the lane gets the larger half, since a prompt gains more from a thread
+ * than a decode step does; alone, either gets all of them. A lone lane on a contended machine, with no other work in
+ * the process, may take every thread: its chunks
  * are whole 512-token batches (prefill-lane.ts), which gain from a thread beyond the process's share while
  * that thread still gets a fair part of a core (an 8k-token prompt with one of 2 cores kept busy: 68.6 tok/s on two
  * threads, 63.4 on one; a 1.2k one with four busy loops, where one thread gets 0.38 of a core: 44 and 41), and lose
