@@ -76,8 +76,16 @@ export function threadsForShare(before: CpuTimes, after: CpuTimes, maxThreads: n
   return Math.min(maxThreads, Math.max(1, Math.floor(idleCores + ownCores + ROUND_UP)));
 }
 
+/** The cores a model's steps may use: a CoreShare, or a model's part of the process's (core-budget.ts). */
+export interface Cores {
+  readonly maxThreads: number;
+  threads(): number;
+  /** Whether other work of the process uses the cores too (its CPU time is then not the model's alone). */
+  shared?(): boolean;
+}
+
 /** Tracks the threads to use, measuring again at most every INTERVAL_MS when asked. */
-export class CoreShare {
+export class CoreShare implements Cores {
   private last: CpuTimes | undefined;
   private current: number;
 
@@ -107,9 +115,10 @@ const LANE_GROW_SHARE = 0.3;
 const LANE_KEEP_SHARE = 0.2;
 
 /**
- * The cores of one model split between its main context and its prefill lane (prefill-lane.ts) while both have
- * work: the lane gets the larger half, since a prompt gains more from a thread than a decode step does; alone,
- * either gets every core the process is getting. A lone lane on a contended machine may take every thread: its chunks
+ * The cores of one model (its part of the process's: core-budget.ts) split between its main context and its prefill
+ * lane (prefill-lane.ts) while both have work: the lane gets the larger half, since a prompt gains more from a thread
+ * than a decode step does; alone, either gets all of them. A lone lane on a contended machine, with no other work in
+ * the process, may take every thread: its chunks
  * are whole 512-token batches (prefill-lane.ts), which gain from a thread beyond the process's share while
  * that thread still gets a fair part of a core (an 8k-token prompt with one of 2 cores kept busy: 68.6 tok/s on two
  * threads, 63.4 on one; a 1.2k one with four busy loops, where one thread gets 0.38 of a core: 44 and 41), and lose
@@ -131,7 +140,7 @@ export class CoreSplit {
   private laneAlone = false;
   private laneThreadShare: number | undefined;
 
-  constructor(private readonly share: CoreShare) {}
+  constructor(private readonly share: Cores) {}
 
   mainCores(): number {
     const cores = this.share.threads();
@@ -140,17 +149,17 @@ export class CoreSplit {
 
   laneCores(): number {
     const cores = this.share.threads();
-    this.laneAlone = !this.mainBusy();
+    this.laneAlone = !this.mainBusy() && !this.share.shared?.();
     this.laneThreads = this.laneAlone ? this.loneLaneThreads(cores) : Math.max(1, cores - Math.floor(cores / 2));
     return this.laneThreads;
   }
 
   /**
    * Records the CPU time of a lane chunk (the process's: a lone lane is all it runs) and the chunk's wall time; a chunk
-   * the main context's work overlapped at either end says nothing of the lane's threads.
+   * the main context's work (or another model's) overlapped at either end says nothing of the lane's threads.
    */
   recordLaneChunk(cpuMs: number, wallMs: number): void {
-    if (!this.laneAlone || this.mainBusy() || this.laneThreads === 0 || !(wallMs > 0)) return;
+    if (!this.laneAlone || this.mainBusy() || this.share.shared?.() || this.laneThreads === 0 || !(wallMs > 0)) return;
     this.laneThreadShare = cpuMs / wallMs / this.laneThreads;
   }
 

@@ -5,6 +5,7 @@
 import type { Backend } from "../../backend.js";
 import type { BackendSettings } from "../../engine-options.js";
 import type { ModelDeclaration } from "../../model-specs.js";
+import { CoreBudget } from "./core-budget.js";
 import { describeLlamaRuntime } from "./describe-llama-runtime.js";
 import { loadLlamaCppModel } from "./llama-cpp-model.js";
 import { openLlama, warnOnStderr } from "./load-llama.js";
@@ -12,8 +13,11 @@ import { openLlama, warnOnStderr } from "./load-llama.js";
 export async function openLlamaCppBackend(settings: BackendSettings): Promise<Backend<ModelDeclaration>> {
   const { gpu, warn = warnOnStderr, ...modelSettings } = settings;
   const llama = await openLlama(gpu, warn);
+  // Its models share the process's cores: each steps on its part while others load or serve.
+  const coreBudget = new CoreBudget(modelSettings.threads);
   return {
-    load: ({ id, path, aliases, reasoning, draft, warmUp = modelSettings.warmUp }) => loadLlamaCppModel({ ...modelSettings, warn, id, path, aliases, reasoning, draft, llama, warmUp }),
+    load: ({ id, path, aliases, reasoning, draft, warmUp = modelSettings.warmUp }) =>
+      loadLlamaCppModel({ ...modelSettings, warn, id, path, aliases, reasoning, draft, llama, warmUp, coreBudget }),
     describe: () => describeLlamaRuntime(llama),
     dispose: () => llama.dispose(),
   };

@@ -19,7 +19,8 @@ import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
 import { DraftLength } from "./draft-length.js";
 import { DraftModel } from "./draft-model.js";
-import { CoreShare, CoreSplit } from "./core-share.js";
+import { CoreBudget, type ModelCores } from "./core-budget.js";
+import { CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { EmbeddingContext } from "./embedding-context.js";
 import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
@@ -30,9 +31,7 @@ import { StepClock } from "./step-clock.js";
 import { reportModelDistribution } from "./logprobs.js";
 import { StepPlanner, type StepDevice } from "./step-planner.js";
 import { laneSupports, PrefillLane } from "./prefill-lane.js";
-import type { PrefixDiskCache } from "./prefix-disk-cache.js";
-import type { AttachedThreadPool } from "./thread-pool.js";
-import { laneFitsAtLoad, openDiskTier, openLaneContext, useCpuThreads } from "./model-parts.js";
+import { laneFitsAtLoad, openDiskTier, openLaneContext, useCpuThreads, type ModelParts } from "./model-parts.js";
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { StepInterrupter } from "./step-interrupter.js";
 import { SlotPool } from "./slot-pool.js";
@@ -61,6 +60,8 @@ export interface LlamaCppModelOptions {
   warn?(message: string): void;
   /** CPU threads for evaluation. */
   threads: number;
+  /** The cores shared with the other models of the process (default: a budget of this model's own). */
+  coreBudget?: CoreBudget;
   /** Reuse cached prompt prefixes across requests (default true). */
   prefixCache?: boolean;
   /** The prefix cache's disk tier (absent: RAM only; ignored without prefixCache). */
@@ -87,17 +88,20 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
   // prompt (an agent's first turn after a restart) waits over a second for the worker to start.
   const promptThread = new PromptThread(options.path);
   const warmed = options.warmUp ? promptThread.warm() : undefined;
+  // The load's own CPU work takes a part of the cores, so the models serving meanwhile step on fewer threads.
+  const modelCores = (options.coreBudget ?? new CoreBudget(options.threads)).join();
   try {
-    const loaded = await openModel(options, promptThread);
+    const loaded = await openModel(options, promptThread, modelCores);
     await warmed;
     return loaded;
   } catch (error) {
+    modelCores.leave();
     await promptThread.dispose();
     throw error;
   }
 }
 
-async function openModel(options: LlamaCppModelOptions, promptThread: PromptThread): Promise<LlamaCppModel> {
+async function openModel(options: LlamaCppModelOptions, promptThread: PromptThread, modelCores: ModelCores): Promise<LlamaCppModel> {
   // A context the Vulkan backend would abort on is refused before anything loads (fit-context.ts).
   const cells = await kvCellLimit(options.llama, options.path);
   if (options.ctxSize !== undefined) await checkCellLimit(options.llama, cells, { id: options.id, path: options.path, size: options.ctxSize, sequences: options.parallel });
@@ -124,7 +128,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     await model.dispose();
     throw failure;
   }
-  const cores = device === "cpu" ? new CoreSplit(new CoreShare(options.threads)) : undefined;
+  const cores = device === "cpu" ? new CoreSplit(modelCores) : undefined;
   const cpu = cores ? useCpuThreads(context, model, options.threads, () => cores.mainCores()) : undefined;
   const draft = options.draft && await DraftModel.open(options, context, () => cores?.mainCores() ?? options.threads).catch(async (error: unknown) => {
     await context.dispose();
@@ -141,7 +145,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   info.details = { ...info.details, ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores, draft });
+  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores, modelCores, draft });
   // A server measures its step cost before its first request, which the planner then sizes right from the start.
   if (options.warmUp) {
     await loaded.calibrate();
@@ -149,17 +153,6 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     info.details = { ...info.details, stepCostAtLoad: { fixedMs: round3(fixed), perTokenMs: round3(perToken) } };
   }
   return loaded;
-}
-
-/** What a loaded model holds beside its context, where the machine and settings allow it. */
-interface ModelParts {
-  /** Where its layers run: the step planner's starting guess and calibration size. */
-  device: StepDevice;
-  pool?: AttachedThreadPool;
-  disk?: PrefixDiskCache;
-  lane?: PrefillLane;
-  cores?: CoreSplit;
-  draft?: DraftModel;
 }
 
 export class LlamaCppModel extends LocalModel {
@@ -203,6 +196,8 @@ export class LlamaCppModel extends LocalModel {
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
     // The lane's own request holds a slot of the main context too.
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
+    // Its requests take part of the process's cores from now on (a model on the GPU leaves them to the others).
+    parts.modelCores.loaded(parts.device === "cpu" ? () => pool.busy > 0 : () => false);
     const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), length: new DraftLength(parts.draft.maxTokens), alone: () => barrier.generating <= 1 };
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane, drafts };
     this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
@@ -242,6 +237,7 @@ export class LlamaCppModel extends LocalModel {
     await this.parts.lane?.dispose();
     await this.target.vocabulary.close();
     this.parts.pool?.release();
+    this.parts.modelCores.leave();
     await this.model.dispose();
   }
 }

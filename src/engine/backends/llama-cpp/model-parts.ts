@@ -4,15 +4,31 @@
  */
 import { freemem } from "node:os";
 import type { LlamaContext, LlamaModel } from "node-llama-cpp";
+import type { ModelCores } from "./core-budget.js";
 import type { CoreSplit } from "./core-share.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
 import type { LlamaCppModelOptions } from "./llama-cpp-model.js";
-import type { PrefillLaneParts } from "./prefill-lane.js";
+import type { PrefillLane, PrefillLaneParts } from "./prefill-lane.js";
 import { describeKvCacheTypes, kvCacheContextOptions } from "./kv-cache-types.js";
 import { readPrefixCacheKey } from "./prefix-cache-key.js";
 import { PrefixDiskCache } from "./prefix-disk-cache.js";
+import type { StepDevice } from "./step-planner.js";
+import type { DraftModel } from "./draft-model.js";
 import { StepInterrupter } from "./step-interrupter.js";
 import { attachThreadPool, type AttachedThreadPool } from "./thread-pool.js";
+
+/** What a loaded model holds beside its context, where the machine and settings allow it. */
+export interface ModelParts {
+  /** Where its layers run: the step planner's starting guess and calibration size. */
+  device: StepDevice;
+  pool?: AttachedThreadPool;
+  disk?: PrefixDiskCache;
+  lane?: PrefillLane;
+  cores?: CoreSplit;
+  /** Its part of the process's cores, which it leaves at its unload. */
+  modelCores: ModelCores;
+  draft?: DraftModel;
+}
 
 /**
  * A server opens the lane's context beside the load, so that its first long prompt (an agent's first turn) does not
