@@ -59,8 +59,10 @@ export async function* speculate(
       // beside others: they would wait at each decode step while it drafts, and their tokens already share the
       // weights' reads.
       const wanted = pending.length === 1 && parts.alone() ? room(target, parts.length.next()) : 0;
+      if (wanted > 0) await catchUp(parts.draft, [...target.contextTokens, ...pending]);
+      // Timed from here: the draft reading the prompt once is not what each step costs.
       const started = performance.now();
-      const proposals = wanted > 0 ? await propose(parts, [...target.contextTokens, ...pending], wanted) : [];
+      const proposals = wanted > 0 ? await propose(parts, pending[0]!, wanted) : [];
       if (proposals.length === 0) {
         const last = yield* alone(target, pending, parts, metadata, { ...options, seed: seeds() }, wanted > 0 || pending.length > 1 ? 1 : ALONE_TOKENS);
         if (last === undefined) return;
@@ -93,17 +95,25 @@ export async function* speculate(
 }
 
 /**
- * Up to `count` greedy proposals of the draft after `tokens` (the target's cache and its pending token): the draft
- * sequence keeps what it shares with them and evaluates the rest, stopping where its best token is unlikely.
+ * Brings the draft sequence to `tokens` (the target's cache and its pending token) but their last: it keeps what it
+ * shares with them and evaluates the rest (the whole prompt at a request's first drafted step, else the tokens the
+ * target kept since the draft's last step, or those after its first wrong proposal).
  */
-async function propose(parts: SpeculativeParts, tokens: Token[], count: number): Promise<Token[]> {
-  const { draft } = parts;
-  if (count <= 0) return [];
-  // At least the last token is evaluated again: its logits give the first proposal.
+async function catchUp(draft: LlamaContextSequence, tokens: Token[]): Promise<void> {
   const shared = Math.min(draft.nextTokenIndex === 0 ? 0 : draft.compareContextTokens(tokens).firstDifferentIndex, tokens.length - 1);
   if (shared < draft.nextTokenIndex) await draft.eraseContextTokenRanges([{ start: shared, end: draft.nextTokenIndex }]);
+  if (shared < tokens.length - 1) await draft.evaluateWithoutGeneratingNewTokens(tokens.slice(shared, -1));
+}
+
+/**
+ * Up to `count` greedy proposals of the caught-up draft after `last` (the target's pending token), stopping where
+ * its best token is unlikely.
+ */
+async function propose(parts: SpeculativeParts, last: Token, count: number): Promise<Token[]> {
+  const { draft } = parts;
+  if (count <= 0) return [];
   const proposals: Token[] = [];
-  for await (const step of draft.evaluateWithMetadata(tokens.slice(shared), { confidence: true }, { temperature: 0, yieldEogToken: true })) {
+  for await (const step of draft.evaluateWithMetadata([last], { confidence: true }, { temperature: 0, yieldEogToken: true })) {
     if (step.confidence < DRAFT_MIN_CONFIDENCE) break;
     proposals.push(step.token);
     if (proposals.length >= count || parts.model.isEogToken(step.token)) break;
