@@ -7,7 +7,7 @@ import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { EngineError } from "../../errors/engine-error.js";
 import { compileGrammarState, tokenGrammarOf, type TokenGrammar } from "./token-grammar.js";
 import { PromptThread } from "./prompt-thread.js";
-import { vocabularyOf, type Vocabulary } from "./vocabulary.js";
+import { scanVocabulary, vocabularyOf, type Vocabulary } from "./vocabulary.js";
 
 export interface LoadedVocabulary {
   vocabulary: Vocabulary;
@@ -24,7 +24,7 @@ export async function loadVocabulary(path: string, options: { warm?: boolean } =
     // CPU build, prebuilt binaries only: nothing here computes, so no GPU is probed.
     const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
     const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
-    const vocabulary = vocabularyOf(model, path, promptThread);
+    const vocabulary = vocabularyOf(model, path, await scanVocabulary(model), promptThread);
     await warmed;
     return {
       vocabulary,

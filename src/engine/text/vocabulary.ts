@@ -56,13 +56,13 @@ const BULK_PROMPT_CHARS = 1024 * 1024;
 const BULK_RENDER_ITEMS = 4096;
 
 /**
- * The vocabulary of a model node-llama-cpp has loaded (with or without weights) from the GGUF at `path`; `large` is
- * the thread for large prompts when the caller started it already (see PromptThread.warm).
+ * The vocabulary of a model node-llama-cpp has loaded (with or without weights) from the GGUF at `path`, with its
+ * scan (scanVocabulary); `large` is the thread for large prompts when the caller started it already (see
+ * PromptThread.warm).
  */
-export function vocabularyOf(model: LlamaModel, path: string, large = new PromptThread(path)): Vocabulary {
+export function vocabularyOf(model: LlamaModel, path: string, scan: VocabularyScan, large = new PromptThread(path)): Vocabulary {
   const { prefix, suffix, middle } = model.tokens.infill;
   const bos = model.tokens.bos;
-  const scan = scanTokens(model);
   const threads = { large, bulk: new PromptThread(path) };
   const tokenizeInline = (pieces: readonly PromptPiece[]) =>
     pieces.flatMap((piece) => (typeof piece === "number" ? [piece] : model.tokenize(piece, false)));
@@ -98,15 +98,28 @@ export function vocabularyOf(model: LlamaModel, path: string, large = new Prompt
   };
 }
 
+/** What one pass over a model's vocabulary finds (see scanVocabulary). */
+export interface VocabularyScan {
+  controls: ControlToken[];
+  maxTokenBytes?: number;
+}
+
+/** Tokens scanned between two turns of the event loop (about 8 ms of work). */
+const SCAN_SLICE = 8192;
+
 /**
  * One pass over the vocabulary: the control tokens (the ones llama.cpp parses only with special tokens on), and
- * the longest token text in bytes when the vocabulary covers every byte.
+ * the longest token text in bytes when the vocabulary covers every byte. A 152k-token vocabulary takes ~150 ms, so
+ * the pass yields to the event loop between slices: a model loading on demand does not hold the other models'
+ * streams for it.
  */
-function scanTokens(model: LlamaModel): { controls: ControlToken[]; maxTokenBytes?: number } {
+export async function scanVocabulary(model: LlamaModel): Promise<VocabularyScan> {
   const controls: ControlToken[] = [];
   let maxTokenBytes = 0;
   let byteTokens = false;
+  let scanned = 0;
   for (const token of model.iterateAllTokens()) {
+    if (++scanned % SCAN_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
     const attributes = model.getTokenAttributes(token);
     const text = model.detokenize([token], true);
     if (attributes.control || attributes.unknown) {

@@ -13,7 +13,7 @@ import { LocalModel } from "../../local-model.js";
 import type { GpuLayersChoice, KvCacheTypes, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
 import type { DraftDeclaration } from "../../model-specs.js";
 import { PromptThread } from "../../text/prompt-thread.js";
-import { vocabularyOf } from "../../text/vocabulary.js";
+import { scanVocabulary, vocabularyOf, type Vocabulary } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
 import { sequenceOrdered } from "./batch-order.js";
 import { DecodeBarrier } from "./decode-barrier.js";
@@ -145,7 +145,8 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   info.details = { ...info.details, ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, promptThread, { device, pool: cpu?.pool, disk, lane, cores, modelCores, draft });
+  const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model), promptThread);
+  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, disk, lane, cores, modelCores, draft });
   // A server measures its step cost before its first request, which the planner then sizes right from the start.
   if (options.warmUp) {
     await loaded.calibrate();
@@ -172,7 +173,7 @@ export class LlamaCppModel extends LocalModel {
     private readonly context: LlamaContext,
     readonly info: ModelInfo,
     ctxSize: number,
-    promptThread: PromptThread,
+    vocabulary: Vocabulary,
     private readonly parts: ModelParts,
   ) {
     super();
@@ -190,7 +191,6 @@ export class LlamaCppModel extends LocalModel {
     this.clock = StepClock.attach(context, () => barrier.generating > 0);
     reportModelDistribution(context, model);
     this.calibrate = () => calibrateStepCost(model, sequences[0]!, parts.device).then((parts) => planner.calibrated(parts));
-    const vocabulary = vocabularyOf(model, options.path, promptThread);
     this.pool = pool;
     const threadPool = parts.pool;
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
