@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argmax, createSampler, logprobsOf } from "./sampler.js";
+import { argmax, createSampler, logprobsOf, topK } from "./sampler.js";
 
 const logits = () => Float32Array.from([1, 3, 3, 0.5, -2, 2.9]);
 
@@ -44,5 +44,15 @@ describe("CPU sampler", () => {
     expect(result.token).toBe("t5");
     expect(result.logprob).toBeCloseTo(2.9 - logZ, 5);
     expect(result.top.map((alt) => alt.token)).toEqual(["t1", "t2"]);
+  });
+
+  it("selects the same top-k as a full sort, ties to the lower id, on a vocabulary-sized input", () => {
+    // Values on a coarse grid, so many tie; a few −∞ (masked) among them.
+    let state = 12345;
+    const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const values = Float32Array.from({ length: 151_936 }, () => (next() < 0.001 ? -Infinity : Math.round(next() * 400) / 20));
+    const sorted = Array.from(values, (logit, id) => ({ id, logit })).sort((a, b) => b.logit - a.logit || a.id - b.id);
+    for (const k of [1, 40, 64, 1000]) expect(topK(values, k)).toEqual(sorted.slice(0, k));
+    expect(topK(Float32Array.from([1, 3, 3, 0.5]), 0).map((c) => c.id)).toEqual([1, 2, 0, 3]);
   });
 });
