@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argmax, createSampler, logprobsOf, topK } from "./sampler.js";
+import { argmax, createSampler, logprobsOf, nucleus, topK } from "./sampler.js";
 
 const logits = () => Float32Array.from([1, 3, 3, 0.5, -2, 2.9]);
 
@@ -54,5 +54,24 @@ describe("CPU sampler", () => {
     const sorted = Array.from(values, (logit, id) => ({ id, logit })).sort((a, b) => b.logit - a.logit || a.id - b.id);
     for (const k of [1, 40, 64, 1000]) expect(topK(values, k)).toEqual(sorted.slice(0, k));
     expect(topK(Float32Array.from([1, 3, 3, 0.5]), 0).map((c) => c.id)).toEqual([1, 2, 0, 3]);
+  });
+
+  it("with top-k off, keeps the same top-p candidates as sorting the whole vocabulary", () => {
+    let state = 99;
+    const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const values = Float32Array.from({ length: 151_936 }, () => -8 + 4 * next());
+    for (let i = 0; i < 30; i++) values[Math.floor(next() * values.length)] = 6 + 4 * next();
+    const all = Array.from(values, (logit, id) => ({ id, logit })).sort((a, b) => b.logit - a.logit || a.id - b.id);
+    const weights = all.map(({ logit }) => Math.exp(logit - all[0]!.logit));
+    const total = weights.reduce((a, b) => a + b, 0);
+    for (const p of [0.5, 0.9, 0.95, 0.999]) {
+      let cumulative = 0;
+      const prefix = all.findIndex((_, i) => (cumulative += weights[i]! / total) >= p) + 1;
+      expect(nucleus(values, p)).toEqual(all.slice(0, prefix));
+    }
+    // And the sampler draws from that prefix.
+    const sampler = createSampler({ temperature: 1, topK: 0, topP: 0.5, minP: 0, seed: 5 });
+    const allowed = new Set(nucleus(values, 0.5).map((c) => c.id));
+    for (let i = 0; i < 20; i++) expect(allowed.has(sampler.pick(values.slice(), []))).toBe(true);
   });
 });

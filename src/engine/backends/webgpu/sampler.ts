@@ -31,8 +31,9 @@ export function createSampler(options: SamplingOptions = {}): TokenSampler {
       if (penalties) applyPenalties(logits, history.slice(-PENALTY_WINDOW), options);
       const choose = (): number => {
         if (temperature <= 0) return argmax(logits);
-        let candidates = topK(logits, options.topK ?? SAMPLING_DEFAULTS.topK);
-        candidates = topP(candidates, options.topP ?? SAMPLING_DEFAULTS.topP);
+        const k = options.topK ?? SAMPLING_DEFAULTS.topK;
+        const p = options.topP ?? SAMPLING_DEFAULTS.topP;
+        let candidates = k <= 0 && p < 1 ? nucleus(logits, p) : topP(topK(logits, k), p);
         candidates = minP(candidates, options.minP ?? SAMPLING_DEFAULTS.minP);
         return draw(candidates, temperature, random());
       };
@@ -137,6 +138,27 @@ function topP(candidates: Candidate[], p: number): Candidate[] {
     if (cumulative >= p) return candidates.slice(0, i + 1);
   }
   return candidates;
+}
+
+/**
+ * Top-p over the whole vocabulary (top-k off) without sorting all of it: the softmax's normaliser in one pass, then
+ * the best 64, 512, … until their probability reaches p. The same prefix as sorting everything, up to the last
+ * bits of the normaliser's rounding (a sum in another order).
+ */
+export function nucleus(logits: Float32Array, p: number): Candidate[] {
+  let max = -Infinity;
+  for (const value of logits) if (value > max) max = value;
+  let sum = 0;
+  for (const value of logits) sum += Math.exp(value - max);
+  for (let k = 64; ; k *= 8) {
+    const best = topK(logits, k);
+    let cumulative = 0;
+    for (let i = 0; i < best.length; i++) {
+      cumulative += Math.exp(best[i]!.logit - max) / sum;
+      if (cumulative >= p) return best.slice(0, i + 1);
+    }
+    if (best.length >= logits.length) return best;
+  }
 }
 
 /** Candidates at least minP times as likely as the best. */
