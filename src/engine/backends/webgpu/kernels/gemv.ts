@@ -187,7 +187,9 @@ export function createGemv(
   device: GPUDevice,
   options: GemvOptions & { rows: number; cols: number; eps?: number; attention?: AttentionShape; workgroupSize?: number; normParts?: number },
 ): GPUComputePipeline {
-  const constants: Record<string, number> = { ROWS: options.rows, COLS: options.cols, WG: options.workgroupSize ?? 64 };
+  // With lanes, the workgroup is the row group's lanes (the reduction's buffer is sized for them).
+  const lanes = options.lanes ?? 1;
+  const constants: Record<string, number> = { ROWS: options.rows, COLS: options.cols, WG: lanes > 1 ? lanes : (options.workgroupSize ?? 64) };
   if (options.epilogue === "rope-kv") {
     const s = options.attention;
     if (!s || s.headDim % 4 !== 0 || options.rows !== (s.heads + 2 * s.kvHeads) * s.headDim) throw new RangeError("rope-kv needs q|k|v rows and a head dim that is a multiple of 4");

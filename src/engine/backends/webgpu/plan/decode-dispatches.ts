@@ -67,19 +67,20 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
     // One workgroup per row group must fit the grid's one dimension (a large unsharded LM head may not).
     return m.rows / rowsPerInvocation > device.limits.maxComputeWorkgroupsPerDimension ? 1 : lanes;
   };
-  const launch = (m: { rows: number; cols: number }, choice: Omit<GemvOptions, "type">) => gemvLaunch(m.rows, { rowsPerInvocation, lanes: lanesFor(m, choice), threads: options.threads });
-  const gemv = (m: GpuMatrix, choice: Omit<GemvOptions, "type">) => {
-    const key = JSON.stringify([m.type, m.rows, m.cols, choice]);
-    const { workgroupSize } = launch(m, choice);
-    if (!pipelines.has(key)) pipelines.set(key, createGemv(device, { ...choice, rowsPerInvocation, lanes: lanesFor(m, choice), workgroupSize, type: m.type, rows: m.rows, cols: m.cols, eps, attention: shape }));
-    return pipelines.get(key)!;
-  };
   const list: PlannedDispatch[] = [];
   const add = (kind: string, pipeline: GPUComputePipeline, buffers: BufferRange[], workgroups: number) =>
     list.push({ kind, pipeline, bindGroup: bindBuffers(device, pipeline, buffers), workgroups });
-  /** A GEMV dispatch: bindings before W's planes (x, y, [sums]), the planes, and what the options bind after them. */
-  const addGemv = (kind: string, m: GpuMatrix, choice: Omit<GemvOptions, "type">, before: BufferRange[], planes: BufferRange[] = m.planes, after: BufferRange[] = []) =>
-    add(kind, gemv(m, choice), [...before, ...planes, ...after], launch(m, choice).workgroups);
+  /**
+   * A GEMV dispatch (its pipeline shared by GEMVs of the same shape and options): bindings before W's planes (x, y,
+   * [sums]), the planes, and what the options bind after them.
+   */
+  const addGemv = (kind: string, m: GpuMatrix, choice: Omit<GemvOptions, "type">, before: BufferRange[], planes: BufferRange[] = m.planes, after: BufferRange[] = []) => {
+    const lanes = lanesFor(m, choice);
+    const { workgroupSize, workgroups } = gemvLaunch(m.rows, { rowsPerInvocation, lanes, threads: options.threads });
+    const key = JSON.stringify([m.type, m.rows, m.cols, choice]);
+    if (!pipelines.has(key)) pipelines.set(key, createGemv(device, { ...choice, rowsPerInvocation, lanes, workgroupSize, type: m.type, rows: m.rows, cols: m.cols, eps, attention: shape }));
+    add(kind, pipelines.get(key)!, [...before, ...planes, ...after], workgroups);
+  };
 
   const fuseNorm = options.fuseNorm === true;
   const rmsNorm = lazily(() => createRmsNorm(device, 1, d, eps));
