@@ -43,6 +43,16 @@ function press(...keys: string[]): void {
   tmux("send-keys", "-t", SESSION, ...keys);
 }
 
+/**
+ * Types `text` into the input box and sends it once the box shows it: Enter sent right behind the text can reach
+ * the chat in the same read on a busy machine, as pasted text rather than a key press.
+ */
+async function send(text: string): Promise<void> {
+  type(text);
+  await waitForScreen((screenText) => screenText.includes(`│ ${text.slice(0, 24)}`), `"${text.slice(0, 24)}" in the input box`);
+  press("Enter");
+}
+
 /** Polls the server's model list until it answers (the model is loaded), with a deadline. */
 async function waitForServer(url: string, child: ChildProcess, timeoutMs = 150_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -79,23 +89,20 @@ describe("kiln chat in a real terminal", () => {
     tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "40", command);
     await waitForScreen((text) => text.includes("smollm2-135m") && text.includes("Enter send"), "the chat to open", 150_000);
 
-    type("Say hello to the potter.");
-    press("Enter");
+    await send("Say hello to the potter.");
     await waitForScreen((text) => text.includes("you › Say hello to the potter."), "the sent message");
     const replied = await waitForScreen((text) => idle(text) && /tok\/s/.test(text) && !text.includes("– tok/s"), "the reply to finish", 180_000);
     const reply = replied.split("you › Say hello to the potter.")[1]!.split("╭")[0]!.trim();
     expect(reply.length).toBeGreaterThan(0);
     expect(replied).toMatch(/ctx [1-9]\d*\/\d+/);
 
-    type("Tell me a very long story about a kiln.");
-    press("Enter");
+    await send("Tell me a very long story about a kiln.");
     await waitForScreen((text) => text.includes("you › Tell me a very long story about a kiln."), "the second message");
     press("Escape");
     await waitForScreen((text) => text.includes("[stopped]") && idle(text), "the reply to stop");
 
     const file = join(dir, "conversation.json");
-    type(`/save ${file}`);
-    press("Enter");
+    await send(`/save ${file}`);
     await waitForScreen((text) => text.includes("saved the conversation to"), "the save notice");
     const saved = JSON.parse(await readFile(file, "utf8"));
     expect(saved.model).toBe("smollm2-135m");
@@ -104,8 +111,7 @@ describe("kiln chat in a real terminal", () => {
     expect(saved.messages[1].content.length).toBeGreaterThan(0);
     expect(saved.messages[2]).toEqual({ role: "user", content: "Tell me a very long story about a kiln." });
 
-    type("/exit");
-    press("Enter");
+    await send("/exit");
     await waitForScreen((text) => text.includes("[kiln exited 0]"), "kiln to exit");
 
     // The saved file opens again with --load: the earlier turns are back on screen.
@@ -114,8 +120,7 @@ describe("kiln chat in a real terminal", () => {
     try {
       await waitForScreen((text) => text.includes("Enter send") && text.includes("you › Say hello to the potter."), "the loaded conversation", 150_000);
       // /model loads another engine (here on the same file, named by its path) and unloads the old one.
-      type(`/model ${realModelPath()}`);
-      press("Enter");
+      await send(`/model ${realModelPath()}`);
       await waitForScreen((text) => text.includes("now chatting with") && !statusLine(text).includes("loading"), "the model switch", 150_000);
       press("C-c");
       press("C-c");
@@ -133,12 +138,10 @@ describe("kiln chat in a real terminal", () => {
       SESSION = "remote";
       tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "40", `cd ${ROOT} && node bin/kiln.js chat --url http://127.0.0.1:${port} --api openai --max-tokens 16; echo "[kiln exited $?]"; exec cat`);
       await waitForScreen((text) => text.includes("Enter send") && text.includes("ctx 0/"), "the chat to connect");
-      type("Say hello.");
-      press("Enter");
+      await send("Say hello.");
       const replied = await waitForScreen((text) => text.includes("you › Say hello.") && idle(text) && /ctx [1-9]\d*\//.test(text), "the remote reply", 180_000);
       expect(replied.split("you › Say hello.")[1]!.split("╭")[0]!.trim().length).toBeGreaterThan(0);
-      type("/exit");
-      press("Enter");
+      await send("/exit");
       await waitForScreen((text) => text.includes("[kiln exited 0]"), "kiln to exit");
     } finally {
       SESSION = "chat";
