@@ -6,12 +6,8 @@
  * start-up costs more than the extra threads compute. This module creates one ggml thread pool per context and
  * attaches it with llama.cpp's own API (llama_attach_threadpool), as llama.cpp's tools do.
  *
- * The llama_context pointer is not exposed by node-llama-cpp, so it is read from the native AddonContext object
- * behind the JavaScript context (napi_unwrap). Its position is found, not assumed: the AddonContext begins with its
- * AddonModel pointer (matched against the unwrapped model object), followed by the llama_context_params it was
- * created with (checked against the context size and sequence count the caller expects) and then the pointer,
- * which is checked once more through llama.cpp before anything is attached. Any mismatch: nothing is touched and
- * the caller keeps node-llama-cpp's default behaviour.
+ * The llama_context is found behind the JavaScript context as llama-context.h describes; where it cannot be
+ * identified safely nothing is touched and the caller keeps node-llama-cpp's default behaviour.
  *
  * A step that runs on fewer threads than the pool would leave the other workers polling for work through every step
  * of the context (they wake for each graph and are not needed). So the handle keeps one pool per thread count, made
@@ -22,31 +18,12 @@
  * reads a flag that interrupt() sets, so a step can be stopped mid-way; llama_decode then returns 2 and removes the
  * interrupted micro-batch's cells from the KV cache, leaving everything evaluated before it in place.
  */
+#include "llama-context.h"
+
 #include <dlfcn.h>
 #include <stdatomic.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <node_api.h>
-
-/* llama_context_params as declared in llama.h of the llama.cpp release node-llama-cpp 3.22 ships (enums are int). */
-struct llama_context_params {
-  uint32_t n_ctx, n_batch, n_ubatch, n_seq_max, n_rs_seq, n_outputs_max, n_outputs_max_per_seq;
-  int32_t n_threads, n_threads_batch;
-  int ctx_type, rope_scaling_type, pooling_type, attention_type, flash_attn_type;
-  float rope_freq_base, rope_freq_scale, yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow;
-  uint32_t yarn_orig_ctx;
-  float defrag_thold;
-  void *cb_eval, *cb_eval_user_data;
-  int type_k, type_v;
-  void *abort_callback, *abort_callback_data;
-  bool embeddings, offload_kqv, no_perf, op_offload, swa_full, kv_unified;
-  void *samplers;
-  size_t n_samplers;
-  void *ctx_other;
-};
 
 /* ggml_threadpool_params from ggml.h (GGML_MAX_N_THREADS = 512). */
 struct ggml_threadpool_params {
@@ -64,46 +41,10 @@ typedef void *(*reg_get_proc_address_fn)(void *, const char *);
 typedef void *(*threadpool_new_fn)(struct ggml_threadpool_params *);
 typedef void (*threadpool_free_fn)(void *);
 typedef void (*attach_fn)(void *, void *, void *);
-typedef uint32_t (*ctx_u32_fn)(const void *);
 typedef bool (*abort_callback_fn)(void *);
 typedef void (*set_abort_fn)(void *, abort_callback_fn, void *);
 
 #define GGML_BACKEND_DEVICE_TYPE_CPU 0
-#define SCAN_BYTES 512
-
-static napi_value throw_error(napi_env env, const char *message) {
-  napi_throw_error(env, NULL, message);
-  return NULL;
-}
-
-/* A handle on a library the process has already loaded (node-llama-cpp's); NULL when it has not. */
-static void *loaded_library(const char *path) {
-  return dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-}
-
-static bool get_string(napi_env env, napi_value value, char *out, size_t size) {
-  size_t length = 0;
-  return napi_get_value_string_utf8(env, value, out, size, &length) == napi_ok && length < size - 1;
-}
-
-/* Finds the llama_context behind an AddonContext, or NULL when the layout is not the expected one. */
-static void *find_llama_context(const unsigned char *addon_context, const void *addon_model, uint32_t n_ctx,
-                                uint32_t n_seq_max, ctx_u32_fn llama_n_ctx, ctx_u32_fn llama_n_seq_max) {
-  const size_t params_size = sizeof(struct llama_context_params);
-  for (size_t offset = 0; offset + sizeof(void *) + params_size + sizeof(void *) <= SCAN_BYTES; offset += sizeof(void *)) {
-    const void *candidate;
-    memcpy(&candidate, addon_context + offset, sizeof candidate);
-    if (candidate != addon_model) continue;
-    struct llama_context_params params;
-    memcpy(&params, addon_context + offset + sizeof(void *), params_size);
-    if (params.n_ctx != n_ctx || params.n_seq_max != n_seq_max) return NULL;
-    void *ctx;
-    memcpy(&ctx, addon_context + offset + sizeof(void *) + params_size, sizeof ctx);
-    if (!ctx || llama_n_ctx(ctx) != n_ctx || llama_n_seq_max(ctx) != n_seq_max) return NULL;
-    return ctx;
-  }
-  return NULL;
-}
 
 #define MAX_THREADS 512
 
@@ -161,10 +102,6 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   size_t argc = 8;
   napi_value argv[8];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 8) return throw_error(env, "attach: 8 arguments");
-  void *addon_context = NULL, *addon_model = NULL;
-  if (napi_unwrap(env, argv[0], &addon_context) != napi_ok || napi_unwrap(env, argv[1], &addon_model) != napi_ok) {
-    return throw_error(env, "attach: not node-llama-cpp native objects");
-  }
   uint32_t n_ctx = 0, n_seq_max = 0, threads = 0, poll = 0;
   char libllama[4096], libggml[4096];
   if (napi_get_value_uint32(env, argv[2], &n_ctx) != napi_ok || napi_get_value_uint32(env, argv[3], &n_seq_max) != napi_ok ||
@@ -177,14 +114,12 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   napi_get_null(env, &null_value);
   void *llama = loaded_library(libllama), *ggml = loaded_library(libggml);
   if (!llama || !ggml) return null_value;
-  ctx_u32_fn llama_n_ctx = (ctx_u32_fn)dlsym(llama, "llama_n_ctx");
-  ctx_u32_fn llama_n_seq_max = (ctx_u32_fn)dlsym(llama, "llama_n_seq_max");
   attach_fn llama_attach = (attach_fn)dlsym(llama, "llama_attach_threadpool");
   set_abort_fn set_abort = (set_abort_fn)dlsym(llama, "llama_set_abort_callback");
   dev_by_type_fn dev_by_type = (dev_by_type_fn)dlsym(ggml, "ggml_backend_dev_by_type");
   dev_backend_reg_fn dev_backend_reg = (dev_backend_reg_fn)dlsym(ggml, "ggml_backend_dev_backend_reg");
   reg_get_proc_address_fn get_proc = (reg_get_proc_address_fn)dlsym(ggml, "ggml_backend_reg_get_proc_address");
-  if (!llama_n_ctx || !llama_n_seq_max || !llama_attach || !set_abort || !dev_by_type || !dev_backend_reg || !get_proc) return null_value;
+  if (!llama_attach || !set_abort || !dev_by_type || !dev_backend_reg || !get_proc) return null_value;
 
   void *cpu_device = dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
   void *cpu_reg = cpu_device ? dev_backend_reg(cpu_device) : NULL;
@@ -192,8 +127,9 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   threadpool_free_fn pool_free = cpu_reg ? (threadpool_free_fn)get_proc(cpu_reg, "ggml_threadpool_free") : NULL;
   if (!pool_new || !pool_free) return null_value;
 
-  void *ctx = find_llama_context(addon_context, addon_model, n_ctx, n_seq_max, llama_n_ctx, llama_n_seq_max);
-  if (!ctx) return null_value;
+  struct addon_context_tail *found = find_addon_context(env, argv[0], argv[1], n_ctx, n_seq_max, llama);
+  if (!found) return null_value;
+  void *ctx = found->ctx;
 
   if (threads < 1 || threads > MAX_THREADS) return throw_error(env, "attach: threads out of range");
   struct attached *handle = calloc(1, sizeof *handle);
@@ -277,7 +213,8 @@ static napi_value interrupt(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-static napi_value init(napi_env env, napi_value exports) {
+/* Adds attach, use, release and interrupt to the module's exports. */
+void define_thread_pool(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
     {"attach", NULL, attach, NULL, NULL, NULL, napi_default, NULL},
     {"use", NULL, use, NULL, NULL, NULL, napi_default, NULL},
@@ -285,7 +222,4 @@ static napi_value init(napi_env env, napi_value exports) {
     {"interrupt", NULL, interrupt, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, 4, properties);
-  return exports;
 }
-
-NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

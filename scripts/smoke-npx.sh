@@ -26,7 +26,7 @@ npm pack --pack-destination "$tmp" --loglevel=warn >/dev/null
 tarball="$tmp/$name-$version.tgz"
 [[ -f "$tarball" ]] || fail "npm pack made no $tarball"
 listing=$(tar tzf "$tarball")
-for file in package/package.json package/bin/kiln.js package/dist/cli/main.js package/native/threadpool.c package/scripts/build-native.js package/README.md package/LICENSE; do
+for file in package/package.json package/bin/kiln.js package/dist/cli/main.js package/native/addon.c package/native/llama-context.h package/native/llama-context.c package/native/threadpool.c package/native/step-sampler.c package/scripts/build-native.js package/README.md package/LICENSE; do
   grep -qxF "$file" <<<"$listing" || fail "the tarball lacks $file"
 done
 if unwanted=$(grep -E '(^|/)(test|tests|__tests__|bench|fixtures)/|\.(test|fixture)\.[cm]?[jt]sx?$|\.map$|^package/(src|build|node_modules)/' <<<"$listing"); then
@@ -39,8 +39,8 @@ app="$tmp/app"
 mkdir "$app"
 npm install --prefix "$app" --no-audit --no-fund --prefer-offline --loglevel=error "$tarball" >/dev/null
 kiln() { (cd "$app" && npx --yes=false "$name" "$@"); }
-if [[ -f build/threadpool.node && ! -f "$app/node_modules/$name/build/threadpool.node" ]]; then
-  fail "the install script did not build the native thread pool, though this machine can (npm run build did)"
+if [[ -f build/kiln-native.node && ! -f "$app/node_modules/$name/build/kiln-native.node" ]]; then
+  fail "the install script did not build the native module, though this machine can (npm run build did)"
 fi
 
 got=$(kiln --version)

@@ -10,7 +10,8 @@ import type { Llama, LlamaModel, Token } from "node-llama-cpp";
 import { applyDecodeThreads, threadsForStep } from "../../src/engine/backends/llama-cpp/decode-threads.js";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
-import { attachThreadPool, loadedLibraries, loadThreadPoolModule, nativeHandles } from "../../src/engine/backends/llama-cpp/thread-pool.js";
+import { loadedLibraries, loadNativeModule, nativeHandles } from "../../src/engine/backends/llama-cpp/native-module.js";
+import { attachThreadPool } from "../../src/engine/backends/llama-cpp/thread-pool.js";
 import type { CompletionRequest } from "../../src/engine/index.js";
 import { realModelPath } from "../helpers/real-model.js";
 import { readEvents, textOf } from "../helpers/stream-events.js";
@@ -82,7 +83,7 @@ describe("persistent thread pool", () => {
   });
 
   it("refuses a context whose size does not match, and leaves it working", async () => {
-    const native = loadThreadPoolModule();
+    const native = loadNativeModule();
     const libraries = loadedLibraries();
     expect(native).not.toBeNull();
     expect(libraries).toBeDefined();

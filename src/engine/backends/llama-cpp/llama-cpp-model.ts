@@ -29,6 +29,7 @@ import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
 import { reportModelDistribution } from "./logprobs.js";
+import { StepSampler } from "./step-sampler.js";
 import { StepPlanner, type StepDevice } from "./step-planner.js";
 import { laneSupports, PrefillLane } from "./prefill-lane.js";
 import { laneFitsAtLoad, openDiskTier, openLaneContext, useCpuThreads, type ModelParts } from "./model-parts.js";
@@ -73,6 +74,8 @@ export interface LlamaCppModelOptions {
    * true; false: in chunks inside their steps).
    */
   prefillLane?: boolean;
+  /** Sample each step's sequences in one native call where they allow it (default true; false: for comparisons). */
+  stepSampler?: boolean;
   /** node-llama-cpp batching options for the context (measurements record the dispatched batches through it). */
   batching?: BatchingOptions;
   ids?: IdFactory;
@@ -190,6 +193,7 @@ export class LlamaCppModel extends LocalModel {
     this.planner = planner;
     this.clock = StepClock.attach(context, () => barrier.generating > 0);
     reportModelDistribution(context, model);
+    const sampler = options.stepSampler === false ? undefined : StepSampler.attach(context, model);
     this.calibrate = () => calibrateStepCost(model, sequences[0]!, parts.device).then((parts) => planner.calibrated(parts));
     this.pool = pool;
     const threadPool = parts.pool;
@@ -199,7 +203,7 @@ export class LlamaCppModel extends LocalModel {
     // Its requests take part of the process's cores from now on (a model on the GPU leaves them to the others).
     parts.modelCores.loaded(parts.device === "cpu" ? () => pool.busy > 0 : () => false);
     const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), length: new DraftLength(parts.draft.maxTokens), alone: () => barrier.generating <= 1 };
-    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane, drafts };
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane, drafts, sampler };
     this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
     info.details = { ...info.details, reasoning: targetReasons(this.target) };
     this.embeddings = new EmbeddingContext(model, this.target, options.threads);

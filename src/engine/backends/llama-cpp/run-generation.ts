@@ -19,7 +19,8 @@ import type { IdFactory } from "../../../lib/ids.js";
 import type { DecodeBarrier } from "./decode-barrier.js";
 import { EventBuffer } from "./event-buffer.js";
 import { WHOLE_PROMPT_TOKENS, type StepPlanner } from "./step-planner.js";
-import { toEvaluateOptions } from "./sampling.js";
+import { plainSampling, toEvaluateOptions } from "./sampling.js";
+import type { StepSampler } from "./step-sampler.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
 import type { StepInterrupter } from "./step-interrupter.js";
 import { LANE_MIN_TOKENS, type PrefillLane } from "./prefill-lane.js";
@@ -42,6 +43,8 @@ export interface GenerationRuntime {
   lane?: PrefillLane;
   /** A draft model's sequences, one per slot (speculative decoding); absent: each token is the target's alone. */
   drafts?: Drafts;
+  /** Samples a step's sequences in one native call; absent: each through node-llama-cpp. */
+  sampler?: StepSampler;
 }
 
 /** Events a reader may lag behind before the token loop pauses (and leaves the barrier meanwhile). */
@@ -90,6 +93,10 @@ async function decodeTokens(
   // A think-block budget forces tokens by a bias the draft's proposals would not see.
   const draft = plan.reasoning?.budget ? undefined : draftFor(runtime.drafts, runtime.model, lease.sequence, options);
   const top = plan.logprobs;
+  // Grammars, forced tokens, logprobs and drafts need node-llama-cpp's sampler; everything else may go native.
+  const plain = runtime.sampler && !grammarState && !plan.reasoning?.budget && top === undefined && !draft
+    ? plainSampling(plan.sampling, runtime.sampler.maxTopK) : undefined;
+  const unregister = plain && runtime.sampler?.register(lease.sequence, plain);
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";
   const stopped = () => abandoned.aborted || out.closed;
@@ -134,6 +141,7 @@ async function decodeTokens(
     reason = "aborted";
   } finally {
     abandoned.removeEventListener("abort", interrupt);
+    unregister?.();
     runtime.steps?.forget(lease.sequence);
     pacer.stop();
   }

@@ -3,6 +3,7 @@ import type { LlamaGrammarEvaluationState, LlamaModel, SequenceEvaluateOptions, 
 import { TokenBias } from "node-llama-cpp";
 import type { SamplingOptions } from "../../messages.js";
 import { PENALTY_WINDOW, SAMPLING_DEFAULTS as DEFAULTS } from "../../sampling-defaults.js";
+import type { PlainSampling } from "./step-sampler.js";
 
 /**
  * Evaluation options for one generation. `history` returns the prompt and output so far; penalties apply to its
@@ -38,6 +39,27 @@ export function toEvaluateOptions(
     };
   }
   return options;
+}
+
+/**
+ * The same sampling as {@link toEvaluateOptions} in the form the step sampler runs natively, or undefined when the
+ * request needs more of node-llama-cpp's sampler (a logit bias, penalties, or a top-k beyond `maxTopK`, 0 included).
+ * The caller also keeps grammars, forced tokens and logprobs off the step sampler.
+ */
+export function plainSampling(sampling: SamplingOptions = {}, maxTopK: number): PlainSampling | undefined {
+  if (sampling.logitBias && Object.keys(sampling.logitBias).length > 0) return undefined;
+  if (hasPenalty(sampling)) return undefined;
+  const temperature = sampling.temperature ?? DEFAULTS.temperature;
+  if (temperature <= 0) return { temperature: 0, topK: 1, topP: 1, minP: 0 };
+  const topK = sampling.topK ?? DEFAULTS.topK;
+  if (!(topK >= 1 && topK <= maxTopK)) return undefined;
+  return {
+    temperature,
+    topK,
+    topP: sampling.topP ?? DEFAULTS.topP,
+    minP: sampling.minP ?? DEFAULTS.minP,
+    seed: sampling.seed === undefined ? undefined : toLlamaSeed(sampling.seed),
+  };
 }
 
 /** llama.cpp's seeds: 32-bit, where 0xFFFFFFFF means "pick one at random". */

@@ -1,0 +1,14 @@
+/* kiln's native module: a persistent thread pool for llama.cpp contexts (threadpool.c) and one-call sampling of a
+ * decode step's sequences (step-sampler.c). */
+#include <node_api.h>
+
+void define_thread_pool(napi_env env, napi_value exports);
+void define_step_sampler(napi_env env, napi_value exports);
+
+static napi_value init(napi_env env, napi_value exports) {
+  define_thread_pool(env, exports);
+  define_step_sampler(env, exports);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,66 @@
+/**
+ * kiln's native module (native/*.c, built into build/ by `npm run build`; the relative path is the same from src/
+ * and dist/): a persistent thread pool for llama.cpp contexts (thread-pool.ts) and one-call sampling of a decode
+ * step's sequences (step-sampler.ts). Both reach node-llama-cpp's native objects behind its public classes; where the
+ * module is missing or cannot identify a context safely, node-llama-cpp's own behaviour stays.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import type { LlamaContext, LlamaModel } from "node-llama-cpp";
+
+export interface NativeModule {
+  attach(context: object, model: object, nCtx: number, nSeqMax: number, threads: number, poll: number, libllama: string, libggml: string): object | null;
+  use(handle: object, threads: number): boolean;
+  release(handle: object): boolean;
+  interrupt(handle: object, on: boolean): void;
+  stepContext(context: object, model: object, nCtx: number, nSeqMax: number, libllama: string): object | null;
+  sequenceSampler(): object;
+  sampleStep(stepContext: object, context: object, batchIndexes: Int32Array, sampling: Float64Array, samplers: object[]): Promise<Int32Array>;
+  readonly maxTopK: number;
+}
+
+let loaded: NativeModule | null | undefined;
+
+/** The compiled native module, or null where it was not built. */
+export function loadNativeModule(): NativeModule | null {
+  if (loaded !== undefined) return loaded;
+  try {
+    loaded = createRequire(import.meta.url)("../../../../build/kiln-native.node") as NativeModule;
+  } catch {
+    loaded = null;
+  }
+  return loaded;
+}
+
+/** The paths of the llama.cpp libraries node-llama-cpp loaded into this process (Linux: from /proc/self/maps). */
+export function loadedLibraries(): { libllama: string; libggml: string } | undefined {
+  try {
+    return librariesIn(readFileSync("/proc/self/maps", "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * libllama and libggml among a process's mapped files: libllama.so or libllama.<version>.so, never
+ * libllama-common.so beside it (whose mappings come first in some runs: it exports none of llama.cpp's own API).
+ */
+export function librariesIn(maps: string): { libllama: string; libggml: string } | undefined {
+  const paths = maps.split("\n").map((line) => line.split(/\s+/).at(-1) ?? "");
+  const libllama = paths.find((p) => /\/libllama(\.[^/-]*)?\.so$/.test(p));
+  const libggml = paths.find((p) => /\/libggml(\.[^/-]*)?\.so$/.test(p));
+  return libllama && libggml ? { libllama, libggml } : undefined;
+}
+
+/** node-llama-cpp's native objects behind its public classes (internal fields of the pinned 3.x release). */
+export interface NativeHandles {
+  context: { getContextSize(): number } & object;
+  model: object;
+}
+
+export function nativeHandles(context: LlamaContext, model: LlamaModel): NativeHandles | undefined {
+  const nativeContext = (context as unknown as { _ctx?: { getContextSize?: () => number } })._ctx;
+  const nativeModel = (model as unknown as { _model?: object })._model;
+  if (!nativeContext || typeof nativeContext.getContextSize !== "function" || !nativeModel) return undefined;
+  return { context: nativeContext as NativeHandles["context"], model: nativeModel };
+}
