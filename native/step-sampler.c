@@ -155,18 +155,26 @@ static int better_first(const void *a, const void *b) {
 static void top_k(const float *logits, int32_t n_vocab, int32_t k, token_data *out) {
   for (int32_t id = 0; id < k; id++) out[id] = (token_data){id, logits[id], 0.0f};
   for (int32_t at = k / 2 - 1; at >= 0; at--) sift_down(out, k, at);
+  /* The heap's worst logit, held in a register: most of the row falls below it. */
+  float floor = out[0].logit;
   for (int32_t id = k; id < n_vocab; id++) {
-    if (logits[id] <= out[0].logit) continue;
+    if (logits[id] <= floor) continue;
     out[0] = (token_data){id, logits[id], 0.0f};
     sift_down(out, k, 0);
+    floor = out[0].logit;
   }
   qsort(out, (size_t)k, sizeof *out, better_first);
 }
 
+/* The first of the highest logits, as llama.cpp's greedy sampler picks it (the best value stays in a register). */
 static int32_t argmax(const float *logits, int32_t n_vocab) {
   int32_t best = 0;
+  float best_logit = logits[0];
   for (int32_t id = 1; id < n_vocab; id++) {
-    if (logits[id] > logits[best]) best = id;
+    if (logits[id] > best_logit) {
+      best_logit = logits[id];
+      best = id;
+    }
   }
   return best;
 }
