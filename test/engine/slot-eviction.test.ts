@@ -1,9 +1,13 @@
 /**
  * A short unrelated request must not evict another conversation's cached prompt: coding agents send side requests
  * (titles, summaries, a second tool's prompt) that share only the chat template's opening tokens with the main
- * conversation, and re-evaluating that conversation's long prompt costs minutes on a CPU. Real default model.
+ * conversation, and re-evaluating that conversation's long prompt costs minutes on a CPU. Caches of similar size
+ * are no reason to scatter concurrent requests over non-adjacent slots (each gap costs a pass per step). Real default
+ * model.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { loadLlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
+import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import { createEngine, type Engine } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { readEvents, startOf, userRequest } from "../helpers/stream-events.js";
@@ -28,4 +32,31 @@ it("keeps a long cached prompt when an unrelated short request arrives, so the c
   const again = startOf(await readEvents(engine.generate(conversation)));
   expect(first.inputTokens).toBeGreaterThan(400);
   expect(again.cachedInputTokens).toBe(first.inputTokens - 1);
+});
+
+it("gives concurrent requests adjacent slots when the caches they would erase are of similar size", async () => {
+  const llama = await openLlama(false);
+  const model = await loadLlamaCppModel({ id: "smollm2-135m", path: realModelPath(), llama, parallel: 4, ctxSize: 512, threads: testThreads() });
+  try {
+    // The sequence ids each decode batch holds, as node-llama-cpp adds them (its internal addon object).
+    const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
+    const batches: number[][] = [];
+    const { initBatch, addToBatch } = native;
+    Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => { batches.push([]); return initBatch?.apply(native, args); } });
+    Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => { batches.at(-1)?.push(Number(args[0])); return addToBatch?.apply(native, args); } });
+    const complete = (prompt: string, maxTokens: number) => readEvents(model.complete({ model: "smollm2-135m", prompt, maxTokens, sampling: { temperature: 0 } }));
+    // One request after another fills slots 0–3; 0 and 2 end up holding fewer tokens than 1 and 3, but within a
+    // factor of two, so the shortest (0 and 2, which are not neighbours) is no reason to split the next two requests.
+    for (const [i, words] of [12, 20, 12, 20].entries()) {
+      await complete(`Note ${i}: ${"kiln ".repeat(words)}`, 2);
+    }
+    batches.length = 0;
+    await Promise.all([complete("Counting birds: 1, 2, 3,", 16), complete("Counting boats: 1, 2, 3,", 16)]);
+    const shared = batches.filter((ids) => ids.length === 2);
+    expect(shared.length).toBeGreaterThan(8);
+    for (const [a = 0, b = 0] of shared) expect(b - a).toBe(1);
+  } finally {
+    await model.dispose();
+    await llama.dispose();
+  }
 });

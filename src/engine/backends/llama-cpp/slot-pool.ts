@@ -2,7 +2,8 @@
  * The sequences of one llama.cpp context, handed out with prefix affinity: a request takes the free sequence whose
  * cached tokens share the longest prefix with its prompt, so an agent that resends a growing conversation only pays
  * for the new suffix. Without a real shared prefix it takes the free sequence whose cache it would erase least (so an
- * agent's side request does not evict the main conversation). Remaining ties go to a slot next to busy ones, then to the least recently used: llama.cpp decodes
+ * agent's side request does not evict the main conversation); among slots whose loss is within a factor of two the
+ * one next to busy ones goes first, then the one that loses less, then the least recently used: llama.cpp decodes
  * consecutive sequence ids in one pass over the weights and each gap between busy ids costs another pass (see
  * batch-order.ts); the pool takes a fresh context's sequences in order, so slot index and sequence id agree.
  *
@@ -116,9 +117,13 @@ export class SlotPool {
       const shared = common >= MIN_REUSE || (common > 0 && common === slot.sequence.nextTokenIndex) ? common : 0;
       const lost = this.options.prefixCache ? slot.sequence.nextTokenIndex - common : 0;
       const busyNeighbours = Number(this.slots[index - 1]?.busy ?? false) + Number(this.slots[index + 1]?.busy ?? false);
-      const better = !best || shared > best.shared || (shared === best.shared && (lost < best.lost
-        || (lost === best.lost && (busyNeighbours > best.busyNeighbours
-        || (busyNeighbours === best.busyNeighbours && slot.lastUsed < best.slot.lastUsed)))));
+      // Erasing 230 tokens or 358 costs about the same, while a slot next to busy ones saves a pass over the weights
+      // at every step of the request: only a loss under half (or over twice) the other's outranks adjacency.
+      const comparable = best !== undefined && lost <= 2 * best.lost && best.lost <= 2 * lost;
+      const better = !best || shared > best.shared || (shared === best.shared && (comparable
+        ? busyNeighbours > best.busyNeighbours || (busyNeighbours === best.busyNeighbours
+          && (lost < best.lost || (lost === best.lost && slot.lastUsed < best.slot.lastUsed)))
+        : lost < best.lost));
       if (better) best = { slot, shared, lost, busyNeighbours };
     }
     // A client retrying after its own disconnect finds its abandoned prefill, and an agent's next turn finds its
