@@ -31,11 +31,14 @@ mv "$nm" "$stage/kiln/node_modules" && rm -rf "$stage/kiln/rt"
 # before/), sharing node_modules. The tracked files (bench/) reach the machine with the working tree.
 (cd "$root" && npx tsc -p tsconfig.json)
 cp -r "$root/dist" "$stage/kiln/dist"
-if [ -f "$root/build/threadpool.node" ]; then mkdir -p "$stage/kiln/build" && cp "$root/build/threadpool.node" "$stage/kiln/build/"; fi
+# The native module (thread pool, step sampler), compiled here: the GPU machine has no compiler or Node headers.
+(cd "$root" && node scripts/build-native.js)
+if [ -d "$root/build" ]; then cp -r "$root/build" "$stage/kiln/build"; fi
 wt="$stage/worktree"; git -C "$root" worktree add -q --detach "$wt" "$base"
 ln -s "$root/node_modules" "$wt/node_modules"
-(cd "$wt" && npx tsc -p tsconfig.json)
+(cd "$wt" && npx tsc -p tsconfig.json && node scripts/build-native.js)
 mkdir -p "$stage/kiln/before" && cp -r "$wt/bin" "$wt/dist" "$wt/package.json" "$stage/kiln/before/"
+if [ -d "$wt/build" ]; then cp -r "$wt/build" "$stage/kiln/before/build"; fi
 git -C "$root" worktree remove --force "$wt"
 ln -s ../node_modules "$stage/kiln/before/node_modules"
 tar -C "$stage/kiln" -cJf "$out/kiln.tar.xz" .
