@@ -9,6 +9,7 @@
  * process is getting (core-share.ts).
  */
 import type { LlamaContext } from "node-llama-cpp";
+import { shadowMethod } from "./native-module.js";
 
 export interface DecodeThreadsPolicy {
   /** Threads for large steps (prompt evaluation, wide batches). */
@@ -47,15 +48,12 @@ export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsP
   const { initBatch, decodeBatch, setThreads } = native;
   if (typeof initBatch !== "function" || typeof decodeBatch !== "function" || typeof setThreads !== "function") return false;
   let stepTokens = 0;
-  // The native methods are read-only on the prototype; own properties on the instance shadow them.
-  const shadow = <K extends keyof NativeContext>(name: K, value: NativeContext[K]) =>
-    Object.defineProperty(native, name, { value, configurable: true, writable: true });
-  shadow("initBatch", (size: number) => {
+  shadowMethod(native, "initBatch", (size: number) => {
     stepTokens = size;
     initBatch.call(native, size);
   });
   // node-llama-cpp sets its own thread allocation just before each decode; this runs after it and has the last word.
-  shadow("decodeBatch", () => {
+  shadowMethod(native, "decodeBatch", () => {
     const threads = threadsForStep(policy, stepTokens);
     policy.use?.(threads);
     setThreads.call(native, threads);

@@ -64,3 +64,12 @@ export function nativeHandles(context: LlamaContext, model: LlamaModel): NativeH
   if (!nativeContext || typeof nativeContext.getContextSize !== "function" || !nativeModel) return undefined;
   return { context: nativeContext as NativeHandles["context"], model: nativeModel };
 }
+
+/**
+ * Wraps a method of one of node-llama-cpp's native objects. The native methods are read-only on the prototype; an own
+ * property on the instance shadows whichever method is there, so the wrappers (per-step threads, the step clock, the
+ * step interrupter, the step sampler) chain, each calling the one it found.
+ */
+export function shadowMethod<T extends object, K extends keyof T>(target: T, name: K, value: T[K]): void {
+  Object.defineProperty(target, name, { value, configurable: true, writable: true });
+}

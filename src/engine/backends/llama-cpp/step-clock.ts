@@ -6,6 +6,7 @@
  */
 import type { LlamaContext } from "node-llama-cpp";
 import type { StepStats } from "../../backend.js";
+import { shadowMethod } from "./native-module.js";
 
 interface NativeBatch {
   initBatch(size: number): void;
@@ -27,14 +28,11 @@ export class StepClock {
     const { initBatch, decodeBatch } = native ?? {};
     if (!native || typeof initBatch !== "function" || typeof decodeBatch !== "function") return undefined;
     const clock = new StepClock(busy);
-    // Own properties on the instance wrap whichever method is there (step-interrupter.ts and decode-threads.ts do too).
-    const shadow = <K extends keyof NativeBatch>(name: K, value: NativeBatch[K]) =>
-      Object.defineProperty(native, name, { value, configurable: true, writable: true });
-    shadow("initBatch", (size) => {
+    shadowMethod(native, "initBatch", (size) => {
       clock.stats.tokens += size;
       initBatch.call(native, size);
     });
-    shadow("decodeBatch", () => {
+    shadowMethod(native, "decodeBatch", () => {
       const started = performance.now();
       if (clock.lastEnd !== undefined && clock.busy()) clock.stats.hostMs += started - clock.lastEnd;
       return decodeBatch.call(native).finally(() => {

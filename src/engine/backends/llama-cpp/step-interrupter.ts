@@ -7,6 +7,7 @@
  * sequence's tokens is never interrupted.
  */
 import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
+import { shadowMethod } from "./native-module.js";
 
 /** The native context methods watched (internal to node-llama-cpp, present in the pinned 3.x release). */
 interface NativeBatch {
@@ -29,19 +30,15 @@ export class StepInterrupter {
     const { initBatch, addToBatch, decodeBatch } = native ?? {};
     if (!native || typeof initBatch !== "function" || typeof addToBatch !== "function" || typeof decodeBatch !== "function") return undefined;
     const steps = new StepInterrupter(setInterrupt);
-    // The native methods are read-only on the prototype (or already shadowed by decode-threads.ts); own properties on
-    // the instance wrap whichever is there.
-    const shadow = <K extends keyof NativeBatch>(name: K, value: NativeBatch[K]) =>
-      Object.defineProperty(native, name, { value, configurable: true, writable: true });
-    shadow("initBatch", (size) => {
+    shadowMethod(native, "initBatch", (size) => {
       steps.batch.clear();
       initBatch.call(native, size);
     });
-    shadow("addToBatch", (sequenceId, firstTokenIndex, tokens, logitIndexes) => {
+    shadowMethod(native, "addToBatch", (sequenceId, firstTokenIndex, tokens, logitIndexes) => {
       steps.batch.add(sequenceId);
       return addToBatch.call(native, sequenceId, firstTokenIndex, tokens, logitIndexes);
     });
-    shadow("decodeBatch", () => {
+    shadowMethod(native, "decodeBatch", () => {
       steps.decoding = true;
       if (steps.onlyAbandoned()) steps.setInterrupt(true);
       return decodeBatch.call(native).finally(() => {

@@ -8,7 +8,7 @@
  * module together. Every other call, and everything when the module is missing, goes to node-llama-cpp as before.
  */
 import type { LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
-import { loadedLibraries, loadNativeModule, nativeHandles, type NativeModule } from "./native-module.js";
+import { loadedLibraries, loadNativeModule, nativeHandles, shadowMethod, type NativeModule } from "./native-module.js";
 
 /** How a sequence samples when the step sampler may take it; temperature <= 0 is greedy. */
 export interface PlainSampling {
@@ -73,19 +73,16 @@ export class StepSampler {
     if (!handle) return undefined;
     const { initBatch, addToBatch, sampleToken } = batch as NativeBatch;
     const sampler = new StepSampler(native, handle, batch as NativeBatch, sampleToken);
-    // Own properties on the instance shadow the native methods (step-clock.ts and decode-threads.ts do the same).
-    const shadow = <K extends keyof NativeBatch>(name: K, value: NativeBatch[K]) =>
-      Object.defineProperty(batch, name, { value, configurable: true, writable: true });
-    shadow("initBatch", (size) => {
+    shadowMethod(batch, "initBatch", (size) => {
       sampler.rowOwners.clear();
       initBatch.call(batch, size);
     });
-    shadow("addToBatch", (sequenceId, firstTokenIndex, tokens, logitIndexes) => {
+    shadowMethod(batch, "addToBatch", (sequenceId, firstTokenIndex, tokens, logitIndexes) => {
       const rows = addToBatch.call(batch, sequenceId, firstTokenIndex, tokens, logitIndexes);
       for (const row of rows) sampler.rowOwners.set(row, sequenceId);
       return rows;
     });
-    shadow("sampleToken", (batchLogitIndex, addonSampler, ...rest) => sampler.sample(batchLogitIndex, addonSampler, rest));
+    shadowMethod(batch, "sampleToken", (batchLogitIndex, addonSampler, ...rest) => sampler.sample(batchLogitIndex, addonSampler, rest));
     return sampler;
   }
 
