@@ -60,6 +60,11 @@ const STATE_WORTH_SHARE = 8;
 /** Shared prefix tokens that make a cached sequence worth choosing; below it, the slot that loses least is taken. */
 const MIN_REUSE = 64;
 
+/** A cache this short is re-evaluated within a step or two: losing it weighs no more than losing nothing. */
+const SMALL_LOSS = 256;
+
+const withinTwice = (a: number, b: number): boolean => a <= 2 * b && b <= 2 * a;
+
 export class SlotPool {
   private readonly slots: Slot[];
   private readonly waiting: Array<() => void> = [];
@@ -117,9 +122,10 @@ export class SlotPool {
       const shared = common >= MIN_REUSE || (common > 0 && common === slot.sequence.nextTokenIndex) ? common : 0;
       const lost = this.options.prefixCache ? slot.sequence.nextTokenIndex - common : 0;
       const busyNeighbours = Number(this.slots[index - 1]?.busy ?? false) + Number(this.slots[index + 1]?.busy ?? false);
-      // Erasing 230 tokens or 358 costs about the same, while a slot next to busy ones saves a pass over the weights
-      // at every step of the request: only a loss under half (or over twice) the other's outranks adjacency.
-      const comparable = best !== undefined && lost <= 2 * best.lost && best.lost <= 2 * lost;
+      // Erasing 230 tokens or 358 (or none) costs about the same, while a slot next to busy ones saves a pass over the
+      // weights at every step of the request: only a loss beyond twice the other's (counting at least
+      // SMALL_LOSS tokens for each) outranks adjacency.
+      const comparable = best !== undefined && withinTwice(Math.max(lost, SMALL_LOSS), Math.max(best.lost, SMALL_LOSS));
       const better = !best || shared > best.shared || (shared === best.shared && (comparable
         ? busyNeighbours > best.busyNeighbours || (busyNeighbours === best.busyNeighbours
           && (lost < best.lost || (lost === best.lost && slot.lastUsed < best.slot.lastUsed)))
