@@ -18,6 +18,13 @@ import { registerLaunch } from "./commands/launch.js";
 /** The version of the package this file ships in (dist/cli/main.js and src/cli/main.ts both sit two levels down). */
 const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
+// A reader that stops early (`kiln models list | head`) closes the pipe: end quietly, as other command-line tools do,
+// instead of with a stack trace from the next write.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(0);
+});
+
 const program = new Command("kiln")
   .description("Run language models locally and serve them as Anthropic Messages and OpenAI-compatible APIs")
   .version(version)
