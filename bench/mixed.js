@@ -10,7 +10,7 @@
  * the side "kiln (base)"), BENCH_PARALLEL (32), BENCH_CTX (1024), and bench/lib/config.js's model and threads.
  * Writes bench/results/<date>-<host>-mixed[-busy].{json,md}.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,7 +49,9 @@ async function main() {
     stopBusy?.();
   }
   const result = { date: new Date().toISOString(), machine, settings: { model: settings.modelName, parallel: settings.parallel, ctxPerSequence: settings.ctxPerSequence, threads: settings.threads, levels, seconds, rounds, busy, base }, runs };
-  const file = join(RESULTS_DIR, `${result.date.slice(0, 10)}-${hostname()}-mixed${busy ? "-busy" : ""}`);
+  const name = join(RESULTS_DIR, `${result.date.slice(0, 10)}-${hostname()}-mixed${busy ? "-busy" : ""}`);
+  // A second run on the same day gets its start time in the name rather than replacing the first.
+  const file = existsSync(`${name}.md`) ? `${name}-${result.date.slice(11, 16).replace(":", "")}` : name;
   writeFileSync(`${file}.json`, `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(`${file}.md`, render(result));
   log(`wrote ${file}.md`);
