@@ -4,9 +4,10 @@
  * for the step: native/step-sampler.c), on the same logits. A context of N sequences decodes one token each, then
  * both ways sample every sequence ROUNDS times, alternating, at kiln's default sampling (temperature 0.8, top-k 40,
  * top-p 0.95, min-p 0.05) and greedy. On a GPU the decode of a step takes a few milliseconds, so this is the part of
- * the step that grows with the sequences. Env: BENCH_SAMPLER_MODELS (catalog names, "smollm2-135m,qwen2.5-coder-0.5b"),
- * BENCH_SAMPLER_SEQUENCES ("8,32,64"), BENCH_SAMPLER_ROUNDS (30). Build first (npm run build).
- * Writes bench/results/<date>-<host>-step-sampler.{json,md}.
+ * the step that grows with the sequences. Env: BENCH_SAMPLER_MODELS (catalog names, "smollm2-135m,qwen2.5-coder-0.5b",
+ * or GGUF paths), BENCH_SAMPLER_SEQUENCES ("8,32,64"), BENCH_SAMPLER_ROUNDS (30), BENCH_SAMPLER_GPU=1 (the model on
+ * the GPU llama.cpp finds, logits read back from it; the results file ends in -gpu when one was found). Build first (npm run build).
+ * Writes bench/results/<date>-<host>-step-sampler[-gpu].{json,md}.
  */
 import { writeFileSync } from "node:fs";
 import { homedir, hostname } from "node:os";
@@ -16,7 +17,8 @@ import { getLlama } from "node-llama-cpp";
 import { describeMachine } from "./lib/machine.js";
 import { loadedLibraries, loadNativeModule, nativeHandles } from "../dist/engine/backends/llama-cpp/native-module.js";
 
-const modelFile = (name) => join(process.env.KILN_HOME ?? join(homedir(), ".kiln"), "models", `${name}.gguf`);
+const modelFile = (name) => (name.endsWith(".gguf") ? name : join(process.env.KILN_HOME ?? join(homedir(), ".kiln"), "models", `${name}.gguf`));
+const onGpu = process.env.BENCH_SAMPLER_GPU === "1";
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 const models = (process.env.BENCH_SAMPLER_MODELS ?? "smollm2-135m,qwen2.5-coder-0.5b").split(",");
 const sequenceCounts = (process.env.BENCH_SAMPLER_SEQUENCES ?? "8,32,64").split(",").map(Number);
@@ -25,12 +27,12 @@ const SAMPLINGS = { "default (t 0.8, top-k 40)": { temperature: 0.8, topK: 40, t
 
 const native = loadNativeModule();
 if (!native) throw new Error("build/kiln-native.node is missing: run npm run build");
-const llama = await getLlama({ gpu: false, build: "never" });
+const llama = await getLlama({ gpu: onGpu ? "auto" : false, build: "never" });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rows = [];
 
 for (const name of models) {
-  const model = await llama.loadModel({ modelPath: modelFile(name) });
+  const model = await llama.loadModel({ modelPath: modelFile(name), gpuLayers: onGpu ? "max" : 0 });
   for (const count of sequenceCounts) {
     const context = await model.createContext({ contextSize: count * 64, sequences: count, threads: 2 });
     const handles = nativeHandles(context, model);
@@ -69,7 +71,7 @@ for (const name of models) {
       }
       for (const sampler of samplers) sampler.dispose();
       const row = {
-        model: name, sequences: count, sampling: label,
+        model: name.split("/").at(-1).replace(/\.gguf$/, ""), sequences: count, sampling: label,
         perSequenceMs: Math.round(median(times.perSequence) * 100) / 100,
         oneCallMs: Math.round(median(times.oneCall) * 100) / 100,
       };
@@ -81,12 +83,12 @@ for (const name of models) {
   await model.dispose();
 }
 
-const result = { date: new Date().toISOString(), machine: describeMachine(), rounds, rows };
-const file = join(RESULTS_DIR, `${result.date.slice(0, 10)}-${hostname()}-step-sampler`);
+const result = { date: new Date().toISOString(), machine: describeMachine(), gpu: llama.gpu, rounds, rows };
+const file = join(RESULTS_DIR, `${result.date.slice(0, 10)}-${hostname()}-step-sampler${llama.gpu ? "-gpu" : ""}`);
 writeFileSync(`${file}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${file}.md`, [
   `# Sampling one decode step, ${result.date.slice(0, 10)}`, "",
-  `${result.machine.cpu.model} (family ${result.machine.cpu.family}, model ${result.machine.cpu.modelNumber}), ${result.machine.logicalCpus} CPUs, load average ${result.machine.loadAverageAtStart.join(" / ")} at the start; node-llama-cpp ${result.machine.nodeLlamaCpp}, llama.cpp CPU build; median of ${rounds} rounds, same logits, alternating.`, "",
+  `${result.machine.cpu.model} (family ${result.machine.cpu.family}, model ${result.machine.cpu.modelNumber}), ${result.machine.logicalCpus} CPUs, load average ${result.machine.loadAverageAtStart.join(" / ")} at the start; node-llama-cpp ${result.machine.nodeLlamaCpp}, llama.cpp ${result.gpu ? `on ${result.gpu}` : "CPU build"}; median of ${rounds} rounds, same logits, alternating.`, "",
   "| model | sequences | sampling | node-llama-cpp, a call per sequence (ms) | kiln, one call for the step (ms) | ratio |",
   "| --- | --- | --- | --- | --- | --- |",
   ...rows.map((r) => `| ${r.model} | ${r.sequences} | ${r.sampling} | ${r.perSequenceMs} | ${r.oneCallMs} | ${(r.perSequenceMs / r.oneCallMs).toFixed(1)}× |`),

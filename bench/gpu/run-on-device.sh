@@ -8,6 +8,7 @@
 #            with a real model's shape, one after the other, under the same load (bench/lib/stream-load.mjs:
 #            streaming chat completions, unique ~245-token prompts, 128 tokens out; LEVELS with history checks)
 #   direct   node-llama-cpp alone (direct-gpu.mjs): batched decode and a long prompt's rate, the ceiling
+#   sampler  bench/step-sampler.js on the GPU: a step's sampling, node-llama-cpp's call per sequence vs kiln's one call
 #   serve2   more serve sides (SIDES2 at LEVELS2), if time is left
 # Everything lands in $OUT: run.log as it goes, the rest as results.tar.gz (also on an early exit).
 # Env: BUDGET (s, default 450), PHASES, SIDES, LEVELS, DURATION, PARALLEL, CTX, LONG_WORDS, SIDE_LIMIT (s), WEBGPU_ROUNDS, WEBGPU_GENERATE,
@@ -15,7 +16,7 @@
 set -uo pipefail
 root="$PWD"; g="$root/.cache/gpu"; w="${KILN_GPU_WORK:-/tmp/kiln-gpu}"; out="${OUT:-/tmp/kiln-gpu-out}"
 started_at=$(date +%s); res="$w/results"; mkdir -p "$w" "$out" "$res"
-phases="${PHASES:-check webgpu profile serve direct}"; sides="${SIDES:-after llama}"
+phases="${PHASES:-check webgpu profile serve sampler direct}"; sides="${SIDES:-after llama}"
 levels="${LEVELS:-1,8,32,64,8,1,8}"; duration="${DURATION:-6}"; parallel="${PARALLEL:-64}"; ctx="${CTX:-10240}"
 log() { echo "[$(date +%T)] $*" | tee -a "$out/run.log"; }
 finish() { kill "${smi:-}" 2>/dev/null; tar -C "$w" -czf "$out/results.tar.gz" results 2>/dev/null; log "packed $(du -sh "$out/results.tar.gz" | cut -f1)"; }
@@ -101,6 +102,10 @@ fi
 has serve && serve_sides "$sides" "$levels"
 if has direct; then log "direct"
   DIRECT_GENERATION="${DIRECT_GENERATION:-1}" timeout "$(lim 120)" node bench/gpu/direct-gpu.mjs "$model" > "$res/direct.jsonl" 2>> "$res/direct.log"; cat "$res/direct.jsonl" >> "$out/run.log"
+fi
+if has sampler; then log "sampler"
+  BENCH_SAMPLER_MODELS="$model" BENCH_SAMPLER_GPU=1 timeout "$(lim 90)" node bench/step-sampler.js >> "$res/sampler.log" 2>&1
+  tail -8 "$res/sampler.log" >> "$out/run.log"; cp bench/results/*step-sampler-gpu.* "$res/" 2>/dev/null
 fi
 # Last, what is worth measuring only if time is left: e.g. kiln with a larger libuv pool (its per-sequence async calls).
 has serve2 120 && serve_sides "${SIDES2:-after-uv16}" "${LEVELS2:-8,32,64}"
