@@ -6,8 +6,8 @@
  * top-p 0.95, min-p 0.05) and greedy. On a GPU the decode of a step takes a few milliseconds, so this is the part of
  * the step that grows with the sequences. Env: BENCH_SAMPLER_MODELS (catalog names, "smollm2-135m,qwen2.5-coder-0.5b",
  * or GGUF paths), BENCH_SAMPLER_SEQUENCES ("8,32,64"), BENCH_SAMPLER_ROUNDS (30), BENCH_SAMPLER_GPU=1 (the model on
- * the GPU llama.cpp finds, logits read back from it; the results file ends in -gpu when one was found). Build first (npm run build).
- * Writes bench/results/<date>-<host>-step-sampler[-gpu].{json,md}.
+ * the GPU llama.cpp finds, logits read back from it; the results file ends in -gpu when one was found). Build first
+ * (npm run build). Writes bench/results/<date>-<host>-step-sampler[-gpu].{json,md}.
  */
 import { writeFileSync } from "node:fs";
 import { homedir, hostname } from "node:os";
