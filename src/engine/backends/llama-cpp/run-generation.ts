@@ -93,9 +93,8 @@ async function decodeTokens(
   // A think-block budget forces tokens by a bias the draft's proposals would not see.
   const draft = plan.reasoning?.budget ? undefined : draftFor(runtime.drafts, runtime.model, lease.sequence, options);
   const top = plan.logprobs;
-  // Grammars, forced tokens, logprobs and drafts need node-llama-cpp's sampler; everything else may go native.
-  const plain = runtime.sampler && !grammarState && !plan.reasoning?.budget && top === undefined && !draft
-    ? plainSampling(plan.sampling, runtime.sampler.maxTopK) : undefined;
+  // Logprobs and drafts need node-llama-cpp's sampler (plainSampling turns away grammars, biases and penalties).
+  const plain = runtime.sampler && top === undefined && !draft ? plainSampling(options, runtime.sampler.maxTopK) : undefined;
   const unregister = plain && runtime.sampler?.register(lease.sequence, plain);
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";

@@ -1,21 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { plainSampling } from "./sampling.js";
 
+const DEFAULTS = { temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05 };
+
 describe("plainSampling", () => {
-  it("fills llama.cpp's defaults, and keeps only the temperature for greedy", () => {
-    expect(plainSampling({}, 256)).toEqual({ temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, seed: undefined });
-    expect(plainSampling({ temperature: 0, topK: 5000 }, 256)).toEqual({ temperature: 0, topK: 1, topP: 1, minP: 0 });
-    expect(plainSampling({ temperature: 1.2, topK: 10, topP: 0.5, minP: 0, seed: -1 }, 256)).toEqual({ temperature: 1.2, topK: 10, topP: 0.5, minP: 0, seed: 4294967294 });
+  it("passes the native sampler temperature, top-k, top-p, min-p and seed, and only the temperature for greedy", () => {
+    expect(plainSampling({ ...DEFAULTS, seed: 7 }, 256)).toEqual({ ...DEFAULTS, seed: 7 });
+    expect(plainSampling(DEFAULTS, 256)).toEqual({ ...DEFAULTS, seed: undefined });
+    expect(plainSampling({ temperature: 0 }, 256)).toEqual({ temperature: 0, topK: 1, topP: 1, minP: 0 });
   });
 
-  it("leaves node-llama-cpp's sampler to requests with a bias, penalties or a top-k the native sampler does not pick", () => {
-    expect(plainSampling({ logitBias: { 7: -100 } }, 256)).toBeUndefined();
-    expect(plainSampling({ repeatPenalty: 1.1 }, 256)).toBeUndefined();
-    expect(plainSampling({ presencePenalty: 0.5 }, 256)).toBeUndefined();
-    expect(plainSampling({ frequencyPenalty: 0.5 }, 256)).toBeUndefined();
-    expect(plainSampling({ topK: 0 }, 256)).toBeUndefined();
-    expect(plainSampling({ topK: 257 }, 256)).toBeUndefined();
-    // A penalty of 1 and an empty bias change nothing.
-    expect(plainSampling({ repeatPenalty: 1, logitBias: {} }, 256)).toBeDefined();
+  it("leaves node-llama-cpp's sampler to grammars, token biases, penalties and a top-k the native sampler does not pick", () => {
+    // Only their presence counts: plainSampling never reads them.
+    const present = (() => { throw new Error("read"); }) as never;
+    expect(plainSampling({ ...DEFAULTS, grammarEvaluationState: present }, 256)).toBeUndefined();
+    expect(plainSampling({ ...DEFAULTS, tokenBias: present }, 256)).toBeUndefined();
+    expect(plainSampling({ temperature: 0, tokenBias: present }, 256)).toBeUndefined();
+    expect(plainSampling({ ...DEFAULTS, repeatPenalty: { punishTokens: [], penalty: 1.1 } }, 256)).toBeUndefined();
+    expect(plainSampling({ ...DEFAULTS, dryRepeatPenalty: { strength: 0.8 } }, 256)).toBeUndefined();
+    expect(plainSampling({ ...DEFAULTS, xtc: { probability: 0.5, threshold: 0.1 } }, 256)).toBeUndefined();
+    expect(plainSampling({ ...DEFAULTS, topK: 0 }, 256)).toBeUndefined();
+    expect(plainSampling({ ...DEFAULTS, topK: 257 }, 256)).toBeUndefined();
   });
 });

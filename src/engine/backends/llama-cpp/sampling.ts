@@ -28,7 +28,7 @@ export function toEvaluateOptions(
         seed: sampling.seed === undefined ? undefined : toLlamaSeed(sampling.seed),
       };
   if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
-  if (sampling.logitBias) options.tokenBias = toTokenBias(model, sampling.logitBias);
+  if (sampling.logitBias && Object.keys(sampling.logitBias).length > 0) options.tokenBias = toTokenBias(model, sampling.logitBias);
   if (forced) options.tokenBias = forcingBias(model, forced, options.tokenBias as TokenBias | undefined);
   if (hasPenalty(sampling)) {
     options.repeatPenalty = {
@@ -42,24 +42,16 @@ export function toEvaluateOptions(
 }
 
 /**
- * The same sampling as {@link toEvaluateOptions} in the form the step sampler runs natively, or undefined when the
- * request needs more of node-llama-cpp's sampler (a logit bias, penalties, or a top-k beyond `maxTopK`, 0 included).
- * The caller also keeps grammars, forced tokens and logprobs off the step sampler.
+ * What of `options` (from {@link toEvaluateOptions}) the step sampler runs natively, or undefined when they need more
+ * of node-llama-cpp's sampler: a grammar, a token bias (a logit bias, a forced token), penalties, or a top-k beyond
+ * `maxTopK` (0, all candidates, included). Logprobs and drafts are the caller's to keep off it.
  */
-export function plainSampling(sampling: SamplingOptions = {}, maxTopK: number): PlainSampling | undefined {
-  if (sampling.logitBias && Object.keys(sampling.logitBias).length > 0) return undefined;
-  if (hasPenalty(sampling)) return undefined;
-  const temperature = sampling.temperature ?? DEFAULTS.temperature;
+export function plainSampling(options: SequenceEvaluateOptions, maxTopK: number): PlainSampling | undefined {
+  if (options.grammarEvaluationState || options.tokenBias || options.repeatPenalty || options.dryRepeatPenalty || options.xtc) return undefined;
+  const { temperature = 0, topK = 0, topP = 1, minP = 0, seed } = options;
   if (temperature <= 0) return { temperature: 0, topK: 1, topP: 1, minP: 0 };
-  const topK = sampling.topK ?? DEFAULTS.topK;
   if (!(topK >= 1 && topK <= maxTopK)) return undefined;
-  return {
-    temperature,
-    topK,
-    topP: sampling.topP ?? DEFAULTS.topP,
-    minP: sampling.minP ?? DEFAULTS.minP,
-    seed: sampling.seed === undefined ? undefined : toLlamaSeed(sampling.seed),
-  };
+  return { temperature, topK, topP, minP, seed };
 }
 
 /** llama.cpp's seeds: 32-bit, where 0xFFFFFFFF means "pick one at random". */

@@ -2,8 +2,9 @@
  * The sequences of one llama.cpp context, handed out with prefix affinity: a request takes the free sequence whose
  * cached tokens share the longest prefix with its prompt, so an agent that resends a growing conversation only pays
  * for the new suffix. Without a real shared prefix it takes the free sequence whose cache it would erase least (so an
- * agent's side request does not evict the main conversation); among slots whose loss is within a factor of two the
- * one next to busy ones goes first, then the one that loses less, then the least recently used: llama.cpp decodes
+ * agent's side request does not evict the main conversation); among slots whose losses are within a factor of two
+ * (short caches count as SMALL_LOSS tokens) the one next to busy ones goes first, then the one that loses less, then
+ * the least recently used: llama.cpp decodes
  * consecutive sequence ids in one pass over the weights and each gap between busy ids costs another pass (see
  * batch-order.ts); the pool takes a fresh context's sequences in order, so slot index and sequence id agree.
  *
@@ -65,6 +66,26 @@ const SMALL_LOSS = 256;
 
 const withinTwice = (a: number, b: number): boolean => a <= 2 * b && b <= 2 * a;
 
+/** A free slot as a prompt would find it: tokens it shares, cached tokens it would erase, busy slots beside it. */
+interface Candidate {
+  slot: Slot;
+  shared: number;
+  lost: number;
+  busyNeighbours: number;
+}
+
+/** Whether `a` is the better slot for the prompt than `b`. */
+function ranksAbove(a: Candidate, b: Candidate): boolean {
+  if (a.shared !== b.shared) return a.shared > b.shared;
+  // Erasing 230 tokens or 358 (or none) costs about the same, while a slot next to busy ones saves a pass over the
+  // weights at every step of the request: only a loss beyond twice the other's (each counted as at least SMALL_LOSS
+  // tokens) outranks adjacency.
+  if (!withinTwice(Math.max(a.lost, SMALL_LOSS), Math.max(b.lost, SMALL_LOSS))) return a.lost < b.lost;
+  if (a.busyNeighbours !== b.busyNeighbours) return a.busyNeighbours > b.busyNeighbours;
+  if (a.lost !== b.lost) return a.lost < b.lost;
+  return a.slot.lastUsed < b.slot.lastUsed;
+}
+
 export class SlotPool {
   private readonly slots: Slot[];
   private readonly waiting: Array<() => void> = [];
@@ -113,7 +134,7 @@ export class SlotPool {
   }
 
   private pickSlot(prompt: Token[]): Slot | undefined {
-    let best: { slot: Slot; shared: number; lost: number; busyNeighbours: number } | undefined;
+    let best: Candidate | undefined;
     for (const [index, slot] of this.slots.entries()) {
       if (slot.busy) continue;
       const common = this.options.prefixCache ? sharedPrefix(slot.sequence, prompt) : 0;
@@ -122,15 +143,8 @@ export class SlotPool {
       const shared = common >= MIN_REUSE || (common > 0 && common === slot.sequence.nextTokenIndex) ? common : 0;
       const lost = this.options.prefixCache ? slot.sequence.nextTokenIndex - common : 0;
       const busyNeighbours = Number(this.slots[index - 1]?.busy ?? false) + Number(this.slots[index + 1]?.busy ?? false);
-      // Erasing 230 tokens or 358 (or none) costs about the same, while a slot next to busy ones saves a pass over the
-      // weights at every step of the request: only a loss beyond twice the other's (counting at least
-      // SMALL_LOSS tokens for each) outranks adjacency.
-      const comparable = best !== undefined && withinTwice(Math.max(lost, SMALL_LOSS), Math.max(best.lost, SMALL_LOSS));
-      const better = !best || shared > best.shared || (shared === best.shared && (comparable
-        ? busyNeighbours > best.busyNeighbours || (busyNeighbours === best.busyNeighbours
-          && (lost < best.lost || (lost === best.lost && slot.lastUsed < best.slot.lastUsed)))
-        : lost < best.lost));
-      if (better) best = { slot, shared, lost, busyNeighbours };
+      const candidate = { slot, shared, lost, busyNeighbours };
+      if (!best || ranksAbove(candidate, best)) best = candidate;
     }
     // A client retrying after its own disconnect finds its abandoned prefill, and an agent's next turn finds its
     // conversation while it is being saved (right after the previous turn): wait for it rather than start over.
