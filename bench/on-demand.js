@@ -1,7 +1,7 @@
 /**
  * `node bench/on-demand.js`: models on demand in one `kiln serve` (the default model declared, the coder model in the
  * store). Measures the coder model's first request (its load plus the usual time to first token) against a
- * second one, the largest gap in a stream of the default model alone and while the coder model loads, the server's resident memory before the load, with both models loaded and after the coder model's
+ * second one, the largest and median gaps between the tokens of a stream of the default model alone and while the coder model loads, the server's resident memory before the load, with both models loaded and after the coder model's
  * keep-alive (2 s) has unloaded it, and the KV cache the start-up line reports with f16 and with q8_0 K and V.
  * Prints one JSON object; build first (npm run build).
  */
@@ -45,22 +45,30 @@ async function timeRequest(url, model) {
   return { ttftMs: Math.round(first), totalMs: Math.round(performance.now() - started) };
 }
 
-/** A long streamed request: its token count and largest gap between two tokens (ms). */
+/**
+ * A long streamed request: its token count, its time to the first chunk with text, and the largest and median gaps
+ * between the chunks after it (ms): the gaps of its generation, not its prompt's evaluation.
+ */
 async function streamGaps(url, model) {
+  const started = performance.now();
   const response = await fetch(`${url}/v1/chat/completions`, {
     method: "POST", headers: { "content-type": "application/json" },
     body: JSON.stringify({ model, stream: true, max_tokens: 400, temperature: 0, messages: [{ role: "user", content: "Tell a long story about a kiln." }] }),
   });
+  const decoder = new TextDecoder();
   let last;
-  let maxGapMs = 0;
+  let firstMs;
+  const gaps = [];
   let chunks = 0;
-  for await (const _ of response.body) {
+  for await (const chunk of response.body) {
     const now = performance.now();
-    if (last !== undefined) maxGapMs = Math.max(maxGapMs, now - last);
-    last = now;
     chunks += 1;
+    if (last !== undefined) gaps.push(now - last);
+    if (last === undefined && /"content":"[^"]/.test(decoder.decode(chunk))) firstMs = now - started;
+    if (firstMs !== undefined) last = now;
   }
-  return { chunks, maxGapMs: Math.round(maxGapMs) };
+  gaps.sort((a, b) => a - b);
+  return { chunks, firstTokenMs: Math.round(firstMs), maxGapMs: Math.round(gaps.at(-1) ?? 0), medianGapMs: Math.round(gaps[gaps.length >> 1] ?? 0) };
 }
 
 async function listed(url) {

@@ -13,6 +13,7 @@ import { EngineError } from "../../../errors/engine-error.js";
 import { GgufFormatError, readGgufHeader } from "../../../gguf/read-gguf-header.js";
 import type { GpuBackendName, GpuChoice, GpuLayersChoice } from "../../engine-options.js";
 import { formatBytes } from "./fit-context.js";
+import { yieldingGgufReads } from "./gguf-read-turns.js";
 
 /**
  * llama.cpp reports a decode step stopped on purpose (a request abandoned mid-step, step-interrupter.ts: ggml status 1,
@@ -44,6 +45,8 @@ const GPU_MISSING: Record<GpuBackendName, string> = {
  */
 export async function openLlama(gpu: GpuChoice = "auto", warn: (message: string) => void = warnOnStderr): Promise<Llama> {
   const options = { build: "never", logLevel: LlamaLogLevel.error, logger: logLlamaCpp } as const;
+  // Loads parse GGUF headers in JavaScript; they must not stall the streams of models already serving.
+  await yieldingGgufReads();
   if (gpu === false) return getLlama({ ...options, gpu: false });
   if (gpu === "auto" || gpu === true) {
     let llama: Llama;
