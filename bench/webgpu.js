@@ -6,7 +6,8 @@
  * Env: BENCH_THREADS (llama.cpp threads; default all cores), ROUNDS (default 3; the first is not timed), BENCH_GENERATE (tokens, default 32),
  * BENCH_MODEL_PATH (default: the store's default model), BENCH_TAG (suffix of the result files), BENCH_WEBGPU_BASELINE (the dist folder of an earlier kiln build:
  * its WebGPU backend becomes a fourth side, "webgpu, baseline build", so a speed-up against that code is a same-run ratio).
- * `npm run bench:webgpu -- --profile` measures where a decode token's time goes instead (bench/webgpu-profile.js).
+ * `npm run bench:webgpu -- --profile` measures where a decode token's time goes instead (bench/webgpu-profile.js);
+ * `-- --clients`, aggregate speed with 1–8 requests at once (bench/webgpu-clients.js).
  */
 import { hostname, loadavg } from "node:os";
 import { basename } from "node:path";
@@ -18,6 +19,10 @@ import { writeWebGpuResult } from "./webgpu-results.js";
 
 if (process.argv.includes("--profile")) {
   await import("./webgpu-profile.js");
+  process.exit(0);
+}
+if (process.argv.includes("--clients")) {
+  await import("./webgpu-clients.js");
   process.exit(0);
 }
 

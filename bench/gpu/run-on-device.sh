@@ -4,6 +4,7 @@
 #   check    kiln info must see the GPU through llama.cpp (else: diagnostics, and stop at once)
 #   webgpu   bench/webgpu.js on the same model (WebGPU next to llama.cpp in one process; BASE's WebGPU as a side)
 #   profile  bench/webgpu.js --profile (GPU time per kernel class, host time per token)
+#   clients  bench/webgpu.js --clients: WebGPU with 1, 2, 4, 8 requests at once (batched decode steps; BASE's as a side)
 #   serve    kiln ("after", this build) and llama-server (same llama.cpp release, Vulkan) serve a random-weight model
 #            with a real model's shape, one after the other, under the same load (bench/lib/stream-load.mjs:
 #            streaming chat completions, unique ~245-token prompts, 128 tokens out; LEVELS with history checks)
@@ -16,7 +17,7 @@
 set -uo pipefail
 root="$PWD"; g="$root/.cache/gpu"; w="${KILN_GPU_WORK:-/tmp/kiln-gpu}"; out="${OUT:-/tmp/kiln-gpu-out}"
 started_at=$(date +%s); res="$w/results"; mkdir -p "$w" "$out" "$res"
-phases="${PHASES:-check webgpu profile serve sampler direct}"; sides="${SIDES:-after llama}"
+phases="${PHASES:-check webgpu clients profile serve sampler direct}"; sides="${SIDES:-after llama}"
 levels="${LEVELS:-1,8,32,64,8,1,8}"; duration="${DURATION:-6}"; parallel="${PARALLEL:-64}"; ctx="${CTX:-10240}"
 log() { echo "[$(date +%T)] $*" | tee -a "$out/run.log"; }
 finish() { kill "${smi:-}" 2>/dev/null; tar -C "$w" -czf "$out/results.tar.gz" results 2>/dev/null; log "packed $(du -sh "$out/results.tar.gz" | cut -f1)"; }
@@ -94,6 +95,11 @@ if has webgpu; then log "webgpu"
   BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS="${WEBGPU_ROUNDS:-2}" BENCH_GENERATE="${WEBGPU_GENERATE:-64}" BENCH_WEBGPU_BASELINE="$root/before/dist" \
     timeout "$(lim 150)" node bench/webgpu.js >> "$res/webgpu.log" 2>&1; tail -12 "$res/webgpu.log" >> "$out/run.log"
   cp bench/results/*webgpu*-gpu.* "$res/" 2>/dev/null
+fi
+if has clients; then log "clients"
+  BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS=1 BENCH_WEBGPU_BASELINE="$root/before/dist" \
+    timeout "$(lim 120)" node bench/webgpu.js --clients >> "$res/clients.log" 2>&1; tail -12 "$res/clients.log" >> "$out/run.log"
+  cp bench/results/*webgpu-clients*-gpu.* "$res/" 2>/dev/null
 fi
 if has profile; then log "profile"
   BENCH_MODEL_PATH="$model" BENCH_TAG=gpu-profile BENCH_GENERATE="${WEBGPU_GENERATE:-32}" timeout "$(lim 90)" node bench/webgpu.js --profile >> "$res/profile.log" 2>&1

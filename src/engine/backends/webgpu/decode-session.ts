@@ -1,10 +1,12 @@
 /**
  * A sequence a WebGPU model decodes, with the tokens its KV cache holds: a new prompt reuses the longest prefix it
  * shares with them (only the rest is evaluated), as the llama.cpp backend's slots do. A model has one session per
- * parallel sequence; the pool hands each request the free one that shares the most of its prompt.
+ * parallel sequence, each with its slot of the model's KV arena; the pool hands each request the free one that shares
+ * the most of its prompt. Tokens are decoded through the model's step batcher, with the other sessions' tokens.
  */
 import { EngineError } from "../../../errors/engine-error.js";
 import type { DecodePlan, DecodeStepResult } from "./plan/decode.js";
+import type { StepBatcher } from "./step-batcher.js";
 
 export class DecodeSession {
   /** Tokens whose keys and values are in the cache, in order. */
@@ -14,7 +16,7 @@ export class DecodeSession {
   lastUsed = 0;
 
   /** `prefixCache` false: every prompt is evaluated in full (for comparisons). */
-  constructor(readonly plan: DecodePlan, private readonly prefixCache = true) {}
+  constructor(readonly plan: DecodePlan, private readonly steps: StepBatcher, private readonly prefixCache = true) {}
 
   /** How many leading tokens of `prompt` the cache could serve (at least its last token is always evaluated). */
   sharedPrefix(prompt: readonly number[]): number {
@@ -43,7 +45,7 @@ export class DecodeSession {
   async feed(token: number, logits: boolean): Promise<DecodeStepResult> {
     const from = this.cached.length;
     this.cached.push(token);
-    return this.guard(from, () => this.plan.step(token, { logits }));
+    return this.guard(from, () => this.steps.feed(this.plan, token, logits));
   }
 
   private async guard<T>(from: number, evaluate: () => Promise<T>): Promise<T> {

@@ -11,11 +11,14 @@ import { defaultContextSize, LocalModel } from "../../local-model.js";
 import { loadVocabulary, type LoadedVocabulary } from "../../text/load-vocabulary.js";
 import type { IdFactory } from "../../../lib/ids.js";
 import { DecodeSession, SessionPool } from "./decode-session.js";
+import { StepBatcher } from "./step-batcher.js";
 import type { GpuDevice } from "./device.js";
 import { openGgufTensors } from "./gguf/read-tensors.js";
 import { readLlamaConfig } from "./model/llama-config.js";
-import { DecodePlan } from "./plan/decode.js";
+import { createTokenBatch, DecodePlan } from "./plan/decode.js";
 import { checkWeightTypes, uploadDecodeWeights } from "./plan/decode-weights.js";
+import { createKvArena, destroyKvArena, type KvArena } from "./plan/kv-arena.js";
+import type { TokenBatch } from "./plan/token-batch.js";
 import { WeightArena } from "./plan/weight-arena.js";
 import { runWebGpuGeneration } from "./run-webgpu-generation.js";
 
@@ -34,7 +37,7 @@ export interface WebGpuModelOptions {
   warmUp?: boolean;
   /** Prompt tokens per prefill batch (default 64; 1 evaluates prompts token by token). */
   promptBatch?: number;
-  /** Sequences decoded at once, each with its own KV cache over the shared weights (default 1). */
+  /** Sequences served at once, each with its slot of the KV arena; their decode steps run as one batch (default 1). */
   parallel?: number;
   ids: IdFactory;
 }
@@ -46,9 +49,19 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
   const ctxSize = defaultContextSize(config.contextLength, options.ctxSize);
   const vocabulary = await loadVocabulary(options.path, { warm: options.warmUp });
   const arena = new WeightArena(options.gpu.device);
+  const parallel = options.parallel ?? 1;
+  let kv: KvArena | undefined;
+  let batch: TokenBatch | undefined;
   try {
     const weights = await uploadDecodeWeights(file, config, arena);
-    const plans = Array.from({ length: options.parallel ?? 1 }, () => new DecodePlan(options.gpu, config, weights, ctxSize, { prefillBatch: options.promptBatch }));
+    kv = createKvArena(options.gpu.device, config, ctxSize, parallel);
+    // Prompts go through it in chunks of promptBatch tokens (unless 1: token by token); decode steps of up to
+    // `parallel` sequences at once.
+    const promptBatch = options.promptBatch ?? 64;
+    const most = Math.max(promptBatch, parallel);
+    if (most > 1) batch = createTokenBatch(options.gpu, config, weights, kv, most);
+    const shared = { arena: kv, batch };
+    const plans = Array.from({ length: parallel }, (_, slot) => new DecodePlan(options.gpu, config, weights, ctxSize, { prefillBatch: promptBatch }, { ...shared, slot }));
     const size = (await stat(options.path)).size;
     const info: ModelInfo = {
       id: options.id,
@@ -73,9 +86,12 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
         parallel: plans.length,
       },
     };
-    const pool = new SessionPool(plans.map((plan) => new DecodeSession(plan, options.prefixCache)));
-    return new WebGpuModel(info, vocabulary, pool, arena, options.ids, ctxSize, options.reasoning);
+    const steps = new StepBatcher(options.gpu, parallel > 1 ? batch : undefined);
+    const pool = new SessionPool(plans.map((plan) => new DecodeSession(plan, steps, options.prefixCache)));
+    return new WebGpuModel(info, vocabulary, pool, steps, { weights: arena, kv, batch }, options.ids, ctxSize, options.reasoning);
   } catch (error) {
+    batch?.destroy();
+    if (kv) destroyKvArena(kv);
     arena.destroy();
     await vocabulary.dispose();
     throw error;
@@ -90,7 +106,9 @@ export class WebGpuModel extends LocalModel {
     readonly info: ModelInfo,
     private readonly vocabulary: LoadedVocabulary,
     private readonly pool: SessionPool,
-    private readonly arena: WeightArena,
+    /** Decode steps so far (how many were batched shows in the model's details). */
+    readonly steps: StepBatcher,
+    private readonly gpuMemory: { weights: WeightArena; kv: KvArena; batch: TokenBatch | undefined },
     private readonly ids: IdFactory,
     ctxSize: number,
     reasoning?: boolean,
@@ -103,7 +121,9 @@ export class WebGpuModel extends LocalModel {
 
   async dispose(): Promise<void> {
     for (const session of this.pool.sessions) session.plan.destroy();
-    this.arena.destroy();
+    this.gpuMemory.batch?.destroy();
+    destroyKvArena(this.gpuMemory.kv);
+    this.gpuMemory.weights.destroy();
     await this.vocabulary.dispose();
   }
 

@@ -70,26 +70,41 @@ describe.skipIf(noGpu).each(CASES)("decode attention in one dispatch, %s KV cach
 });
 
 /**
- * Prefill batches of `tokens` tokens from position `pos`: within one chunk of lanes, and over several chunks with a
- * partial last one (contexts 131..135 with 64 lanes; with 4 lanes, 2 groups of 2 quads share each chunk's positions).
+ * Batches of tokens at their places: a prompt's `tokens` consecutive positions from `pos` in one slot (within one chunk
+ * of lanes, and over several chunks with a partial last one: contexts 131..135 with 64 lanes; with 4 lanes, 2 groups
+ * of 2 quads share each chunk's positions), and a decode step's one token per sequence, each in its own slot at its
+ * own position.
  */
 const BATCHES = [["f32", 8, 0, 3], ["f32", 200, 130, 5], ["f16", 200, 130, 5]] as const;
 const DESIGNS = [{ name: "portable" }, { name: `${CAUSAL_ATTENTION_LANES} lanes`, lanes: CAUSAL_ATTENTION_LANES }, { name: "8 lanes", lanes: 8 }] as const;
+const SLOTS = 3;
 
-describe.skipIf(noGpu).each(BATCHES)("causal attention of a prefill batch, %s KV cache, %i positions, from %i, %i tokens", (kv, maxCtx, pos, tokens) => {
-  it.each(DESIGNS)("matches f64 attention per token over its own prefix: $name", async (design) => {
-    const { heads, kvHeads, headDim: D } = SHAPE;
-    const width = (heads + 2 * kvHeads) * D;
-    const c = attentionCase(kv, maxCtx, pos);
-    // Token t's q is the first heads·D values of its q|k|v row (k and v there are the RoPE kernel's business).
-    const qkv = randomFloats(tokens * width, 36, 2);
-    const expected = Array.from({ length: tokens }, (_, t) => attend(qkv.subarray(t * width, t * width + heads * D), c.k, c.v, pos + t + 1, maxCtx));
-    const lanes = "lanes" in design ? design.lanes : undefined;
-    const p = createCausalAttention(device(), { ...SHAPE, maxCtx, kv }, lanes);
-    const out = createStorage(device(), tokens * heads * D * 4);
-    const buffers = [stepAt(pos, tokens), createStorage(device(), qkv), c.kBuffer, c.vBuffer, out];
-    dispatchGrid(p, buffers, lanes === undefined ? [groupsFor(heads * tokens), 1] : [heads, tokens]);
-    const actual = await readFloats(device(), out, tokens * heads * D);
-    expected.forEach((e, t) => expect(maxAbsDiff(actual.subarray(t * heads * D, (t + 1) * heads * D), e), `token ${t}`).toBeLessThanOrEqual(1e-5 * Math.max(...e.map(Math.abs))));
-  });
+describe.skipIf(noGpu).each(BATCHES)("causal attention of a batch, %s KV cache, %i positions, from %i, %i tokens", (kv, maxCtx, pos, tokens) => {
+  const { heads, kvHeads, headDim: D } = SHAPE;
+  const width = (heads + 2 * kvHeads) * D;
+  const slotValues = kvHeads * maxCtx * D;
+  const stored = (a: Float32Array) => (kv === "f16" ? unpackHalves(packHalves(a)) : a);
+  const upload = (a: Float32Array) => createStorage(device(), kv === "f16" ? packHalves(a) : a);
+  // Every slot holds different keys and values: a token reading another sequence's cache gives another answer.
+  const k = stored(randomFloats(SLOTS * slotValues, 32, 2));
+  const v = stored(randomFloats(SLOTS * slotValues, 33));
+  const slot = (a: Float32Array, s: number) => a.subarray(s * slotValues, (s + 1) * slotValues);
+  const prompt = Array.from({ length: tokens }, (_, t) => [1, pos + t] as const);
+  const decode = Array.from({ length: tokens }, (_, t) => [(t * 2) % SLOTS, (pos + 7 * t) % maxCtx] as const);
+
+  it.each(DESIGNS.flatMap((design) => [{ ...design, batch: "prompt", places: prompt }, { ...design, batch: "decode", places: decode }]))(
+    "matches f64 attention per token over its own sequence's prefix: $name, $batch",
+    async ({ places, ...design }) => {
+      // Token t's q is the first heads·D values of its q|k|v row (k and v there are the RoPE kernel's business).
+      const qkv = randomFloats(tokens * width, 36, 2);
+      const expected = places.map(([s, at], t) => attend(qkv.subarray(t * width, t * width + heads * D), slot(k, s), slot(v, s), at + 1, maxCtx));
+      const lanes = "lanes" in design ? design.lanes : undefined;
+      const p = createCausalAttention(device(), { ...SHAPE, maxCtx, kv }, lanes);
+      const out = createStorage(device(), tokens * heads * D * 4);
+      const buffers = [stepAt(0, tokens), createStorage(device(), qkv), upload(k), upload(v), out, createStorage(device(), Uint32Array.from(places.flat()))];
+      dispatchGrid(p, buffers, lanes === undefined ? [groupsFor(heads * tokens), 1] : [heads, tokens]);
+      const actual = await readFloats(device(), out, tokens * heads * D);
+      expected.forEach((e, t) => expect(maxAbsDiff(actual.subarray(t * heads * D, (t + 1) * heads * D), e), `token ${t}`).toBeLessThanOrEqual(1e-5 * Math.max(...e.map(Math.abs))));
+    },
+  );
 });

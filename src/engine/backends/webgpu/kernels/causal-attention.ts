@@ -1,13 +1,15 @@
 /**
- * Attention for a prefill batch: token t of the batch (position step.pos + t) attends to cache positions
- * 0..step.pos + t (causal), with an online softmax (running max, sum and output, rescaled when the max grows), so
+ * Attention for a batch of tokens: token t, at place (slot, pos) = places[t], attends to positions 0..pos of its
+ * sequence's cache (causal), with an online softmax (running max, sum and output, rescaled when the max grows), so
  * there is no scores buffer. Two designs:
  * - portable (software adapters): one invocation per (query head, token) walks its positions alone, no barrier;
  * - lanes (real GPUs, where that leaves the GPU idle on long contexts): one workgroup per (query head, token) takes
  *   the positions a chunk of `lanes` at a time, each lane scoring one position; then the lanes, in groups of
  *   HEAD_DIM / 4 (one output quad each), share the chunk's positions for p·V, and the groups' sums are added at the end.
- * The batch's own keys and values are already in the cache (the RoPE kernel writes them first).
- * q is [tokens][q|k|v] as the QKV GEMVs wrote it; out is [tokens][HEADS·HEAD_DIM].
+ * The batch's own keys and values are already in the cache (the RoPE kernel writes them first). A prompt's batch places
+ * its tokens at consecutive positions of one slot; a decode step places one token of each sequence in its own slot.
+ * q is [tokens][q|k|v] as the QKV GEMVs wrote it; out is [tokens][HEADS·HEAD_DIM]; the caches are
+ * [slot][kvHead][MAX_CTX][HEAD_DIM] (see kv-arena.ts).
  */
 import { declareKvCache, decodeKvQuad, kvHelpersWgsl, type KvCacheType } from "./kv-cache-wgsl.js";
 import type { AttentionShape } from "./rope.js";
@@ -26,10 +28,11 @@ ${stepWgsl}
 ${declareKvCache(2, "k_cache", kv, "quad", "read")}
 ${declareKvCache(3, "v_cache", kv, "quad", "read")}
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> places: array<vec2<u32>>;
 ${kvHelpersWgsl(kv)}`;
 }
 
-/** Bindings: step, qkv, k_cache, v_cache, out. Portable: dispatch groupsFor(heads · tokens). */
+/** Bindings: step, qkv, k_cache, v_cache, out, places. Portable: dispatch groupsFor(heads · tokens). */
 export function causalAttentionWgsl(s: AttentionShape): string {
   const n = s.headDim / 4;
   const kv = s.kv ?? "f32";
@@ -39,14 +42,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let h = gid.x % HEADS;
   let t = gid.x / HEADS;
   if (t >= step.tokens) { return; }
-  let kvh = h / (HEADS / KV_HEADS);
+  let kvh = places[t].x * KV_HEADS + h / (HEADS / KV_HEADS);
   let q_at = t * (HEADS + 2u * KV_HEADS) * ${n}u + h * ${n}u;
   var q: array<vec4<f32>, ${n}>;
   for (var d = 0u; d < ${n}u; d++) { q[d] = qkv[q_at + d] * ${1 / Math.sqrt(s.headDim)}; }
   var o: array<vec4<f32>, ${n}>;
   var m = -3.0e38;
   var l = 0.0;
-  let last = step.pos + t;
+  let last = places[t].y;
   for (var p = 0u; p <= last; p++) {
     let row = (kvh * MAX_CTX + p) * ${n}u;
     var score = 0.0;
@@ -81,9 +84,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let h = wg.x;
   let t = wg.y;
   if (t >= step.tokens) { return; } // the whole workgroup: barriers stay in uniform control flow
-  let kvh = h / (HEADS / KV_HEADS);
+  let kvh = places[t].x * KV_HEADS + h / (HEADS / KV_HEADS);
   let q_at = t * (HEADS + 2u * KV_HEADS) * ${n}u + h * ${n}u;
-  let last = step.pos + t;
+  let last = places[t].y;
   // Lane = group g (positions g, g + ${groups}, … of each chunk) × output quad c; lanes past the groups only score.
   let c = lane % ${n}u;
   let g = lane / ${n}u;

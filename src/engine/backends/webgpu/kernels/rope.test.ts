@@ -51,9 +51,46 @@ describe.skipIf(noGpu).each([["f32", "norm"], ["f16", "norm"], ["f32", "neox"], 
   });
 });
 
+describe.skipIf(noGpu).each([["f32", "norm"], ["f16", "neox"]] as const)("RoPE + KV store of a placed batch, %s KV cache, %s pairing", (kv, style) => {
+  it("rotates each token by its own position and stores it in its own sequence's slot", async () => {
+    const { heads, kvHeads, headDim: D, maxCtx } = SHAPE;
+    const theta = 10000;
+    const width = (heads + 2 * kvHeads) * D;
+    const places = [[1, 5], [0, 2], [1, 6]] as const;
+    const qkv = randomFloats(places.length * width, 22);
+    const qkvBuffer = createStorage(device(), qkv);
+    const slotValues = kvHeads * maxCtx * D;
+    const cacheBytes = 2 * slotValues * (kv === "f16" ? 2 : 4);
+    const kCache = createStorage(device(), cacheBytes);
+    const vCache = createStorage(device(), cacheBytes);
+    const pipeline = createRopeKv(device(), { ...SHAPE, kv }, style, true);
+    const table = createStorage(device(), buildRopeTable(maxCtx, D, { theta }));
+    const buffers = [stepAt(0, places.length), qkvBuffer, table, kCache, vCache, createStorage(device(), Uint32Array.from(places.flat()))];
+    dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: groupsFor(ropeKvInvocations({ ...SHAPE, kv }, style, places.length)) }]);
+    const out = await readFloats(device(), qkvBuffer, qkv.length);
+    const k = await readCache(kCache, kv, 2);
+    const v = await readCache(vCache, kv, 2);
+    const cacheTolerance = kv === "f16" ? 2 ** -11 * 4 : 1e-5;
+    places.forEach(([slot, pos], t) => {
+      const row = (j: number) => slot * slotValues + (j * maxCtx + pos) * D;
+      for (let h = 0; h < heads + kvHeads; h++) {
+        const expected = rotate(qkv.subarray(t * width + h * D, t * width + (h + 1) * D), pos, theta, style);
+        expect(maxAbsDiff(out.subarray(t * width + h * D, t * width + (h + 1) * D), expected), `token ${t} head ${h}`).toBeLessThanOrEqual(1e-5);
+        if (h >= heads) expect(maxAbsDiff(k.subarray(row(h - heads), row(h - heads) + D), expected)).toBeLessThanOrEqual(cacheTolerance);
+      }
+      for (let j = 0; j < kvHeads; j++) {
+        const vRow = qkv.subarray(t * width + (heads + kvHeads + j) * D, t * width + (heads + kvHeads + j + 1) * D);
+        expect(maxAbsDiff(v.subarray(row(j), row(j) + D), vRow)).toBeLessThanOrEqual(kv === "f16" ? cacheTolerance : 0);
+      }
+    });
+    // Slot 0 got only position 2: its position 5 stays untouched.
+    expect(k[5 * D]).toBe(0);
+  });
+});
+
 /** A cache buffer's values as f32, whatever it stores. */
-async function readCache(buffer: GPUBuffer, kv: "f32" | "f16"): Promise<Float32Array> {
-  const count = SHAPE.kvHeads * SHAPE.maxCtx * SHAPE.headDim;
+async function readCache(buffer: GPUBuffer, kv: "f32" | "f16", slots = 1): Promise<Float32Array> {
+  const count = slots * SHAPE.kvHeads * SHAPE.maxCtx * SHAPE.headDim;
   return kv === "f16" ? unpackHalves(new Uint32Array(await readBack(device(), buffer, count * 2))) : readFloats(device(), buffer, count);
 }
 

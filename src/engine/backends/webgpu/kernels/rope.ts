@@ -18,9 +18,10 @@ ${stepWgsl}`;
  * goes to `k_cache` and v to `v_cache`, both [kvHead][MAX_CTX][D] of `kv`. NORM: one invocation per pair (2i, 2i+1).
  * NEOX: one per two pairs (2j, 2j + D/2) and (2j+1, 2j+1 + D/2), so it still loads and stores whole vec2 units.
  * The angle comes from a table (cos, sin) per [pos][i], computed in f64 on the CPU, which avoids f32 sin of large
- * arguments. Bindings: step, qkv, table, k_cache, v_cache.
+ * arguments. Bindings: step, qkv, table, k_cache, v_cache, and with `placed` a batch's places: token t goes to position
+ * places[t].y of slot places[t].x ([slot][kvHead][MAX_CTX][D] caches); without, to position step.pos + t of the only one.
  */
-export function ropeKvWgsl(kv: KvCacheType = "f32", style: RopeStyle = "norm"): string {
+export function ropeKvWgsl(kv: KvCacheType = "f32", style: RopeStyle = "norm", placed = false): string {
   const neox = style === "neox";
   return /* wgsl */ `
 ${ROPE_HEADER}
@@ -29,21 +30,24 @@ ${ROPE_HEADER}
 @group(0) @binding(2) var<storage, read> table: array<vec2<f32>>;
 ${declareKvCache(3, "k_cache", kv, "pair", "read_write")}
 ${declareKvCache(4, "v_cache", kv, "pair", "read_write")}
+${placed ? `@group(0) @binding(5) var<storage, read> places: array<vec2<u32>>;
+fn place(token: u32) -> vec2<u32> { return places[token]; }` : "fn place(token: u32) -> vec2<u32> { return vec2<u32>(0u, step.pos + token); }"}
 fn rotate(v: vec2<f32>, cs: vec2<f32>) -> vec2<f32> { return vec2<f32>(v.x * cs.x - v.y * cs.y, v.x * cs.y + v.y * cs.x); }
-fn store(head: u32, pos: u32, unit: u32, v: vec2<f32>) {
-  let at = ((head - HEADS) % KV_HEADS * MAX_CTX + pos) * (HEAD_DIM / 2u) + unit;
+fn store(head: u32, at_place: vec2<u32>, unit: u32, v: vec2<f32>) {
+  let at = ((at_place.x * KV_HEADS + (head - HEADS) % KV_HEADS) * MAX_CTX + at_place.y) * (HEAD_DIM / 2u) + unit;
   if (head >= HEADS + KV_HEADS) { v_cache[at] = ${encodeKv(kv, "pair", "v")}; } else if (head >= HEADS) { k_cache[at] = ${encodeKv(kv, "pair", "v")}; }
 }
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let half = HEAD_DIM / 2u;
   let per_head = ${neox ? "HEAD_DIM / 4u" : "half"};
-  // Prefill: invocations past one token's heads serve the batch's next tokens (positions step.pos + 1, …).
+  // A batch: invocations past one token's heads serve the batch's next tokens.
   let token = gid.x / ((HEADS + 2u * KV_HEADS) * per_head);
-  let pos = step.pos + token;
   let head = (gid.x / per_head) % (HEADS + 2u * KV_HEADS);
   let i = gid.x % per_head;
   if (token >= step.tokens) { return; }
+  let at_place = place(token);
+  let pos = at_place.y;
   let base = token * (HEADS + 2u * KV_HEADS) * half;
   let rotates = head < HEADS + KV_HEADS;
   ${neox ? `// units i and i + D/4 hold dims (2i, 2i+1) and (2i + D/2, 2i+1 + D/2): x pairs with x, y with y.
@@ -61,13 +65,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     qkv[lo_at] = lo;
     qkv[hi_at] = hi;
   }
-  if (head >= HEADS) { store(head, pos, i, lo); store(head, pos, i + HEAD_DIM / 4u, hi); }` : `let p = base + head * half + i;
+  if (head >= HEADS) { store(head, at_place, i, lo); store(head, at_place, i + HEAD_DIM / 4u, hi); }` : `let p = base + head * half + i;
   var v = qkv[p];
   if (rotates) {
     v = rotate(v, table[pos * half + i]);
     qkv[p] = v;
   }
-  if (head >= HEADS) { store(head, pos, i, v); }`}
+  if (head >= HEADS) { store(head, at_place, i, v); }`}
 }`;
 }
 
@@ -122,9 +126,9 @@ export function shapeConstants(s: AttentionShape): Record<string, number> {
 export type RopeStyle = "norm" | "neox";
 
 /** Pipeline for ropeKvWgsl; dispatch groupsFor(ropeKvInvocations(shape, style)). */
-export function createRopeKv(device: GPUDevice, s: AttentionShape, style: RopeStyle = "norm"): GPUComputePipeline {
+export function createRopeKv(device: GPUDevice, s: AttentionShape, style: RopeStyle = "norm", placed = false): GPUComputePipeline {
   if (style === "neox" && s.headDim % 4 !== 0) throw new RangeError("NEOX RoPE needs a head dim that is a multiple of 4");
-  return createKernel(device, ropeKvWgsl(s.kv, style), shapeConstants(s), "rope-kv");
+  return createKernel(device, ropeKvWgsl(s.kv, style, placed), shapeConstants(s), "rope-kv");
 }
 
 /** Invocations of the RoPE + KV kernel for `tokens` tokens: one per pair (NORM) or per two pairs (NEOX). */

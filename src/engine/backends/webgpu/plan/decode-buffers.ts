@@ -1,10 +1,12 @@
-/** The decode plan's fixed GPU memory: activations, the per-layer KV cache, the RoPE table, the step uniform. */
+/**
+ * The decode plan's fixed GPU memory: activations and the step uniform it owns, and the KV cache and RoPE table of its
+ * slot in the model's arena (kv-arena.ts), which it binds but does not own.
+ */
 import type { LlamaConfig } from "../model/llama-config.js";
 import { argmaxChunks } from "../kernels/argmax.js";
-import { kvBytesPerValue, type KvCacheType } from "../kernels/kv-cache-wgsl.js";
-import { buildRopeTable } from "../kernels/rope.js";
-import { createStorage, createUniform } from "../kernels/run-kernel.js";
+import { createStorage, createUniform, type BufferRange } from "../kernels/run-kernel.js";
 import { STEP_BYTES } from "../kernels/step.js";
+import type { SlotCaches } from "./kv-arena.js";
 
 /** Buffers allocated once at load; per token nothing is created. */
 export interface DecodeBuffers {
@@ -28,20 +30,19 @@ export interface DecodeBuffers {
   logits: GPUBuffer;
   /** Argmax stage-1 results. */
   partial: GPUBuffer;
-  /** Per layer, [kvHeads][maxCtx][headDim] f32. */
-  keys: GPUBuffer[];
-  values: GPUBuffer[];
+  /** Per layer, this sequence's [kvHeads][positions][headDim] (the arena's). */
+  keys: BufferRange[];
+  values: BufferRange[];
+  /** The arena's. */
   ropeTable: GPUBuffer;
   /** MAP_READ buffer the token id is copied to. */
   tokenStaging: GPUBuffer;
 }
 
-/** Allocates the decode buffers for a context of `maxCtx` positions. */
-export function createDecodeBuffers(device: GPUDevice, config: LlamaConfig, maxCtx: number, kv: KvCacheType = "f32"): DecodeBuffers {
+/** Allocates the decode buffers of one sequence whose cache is `caches`. */
+export function createDecodeBuffers(device: GPUDevice, config: LlamaConfig, caches: SlotCaches): DecodeBuffers {
   const f32 = (count: number, label: string) => createStorage(device, count * 4, label);
-  const { embedding, heads, kvHeads, headDim, feedForward, vocabSize, layers } = config;
-  const cache = (label: string) => Array.from({ length: layers }, (_, i) => createStorage(device, kvHeads * maxCtx * headDim * kvBytesPerValue(kv), `${label}-${i}`));
-  const table = buildRopeTable(maxCtx, headDim, { theta: config.ropeTheta, ropeDim: config.ropeDim, positionScale: config.ropeScale });
+  const { embedding, heads, kvHeads, headDim, feedForward, vocabSize } = config;
   return {
     step: createUniform(device, STEP_BYTES, "step"),
     token: createStorage(device, 16, "token"),
@@ -51,19 +52,18 @@ export function createDecodeBuffers(device: GPUDevice, config: LlamaConfig, maxC
     qkv: f32((heads + 2 * kvHeads) * headDim, "qkv"),
     attn: f32(heads * headDim, "attn"),
     hidden: f32(feedForward, "hidden"),
-    scores: f32(heads * maxCtx, "scores"),
+    scores: f32(heads * caches.positions, "scores"),
     logits: f32(vocabSize, "logits"),
     partial: createStorage(device, argmaxChunks(vocabSize) * 8, "argmax-partial"),
-    keys: cache("keys"),
-    values: cache("values"),
-    ropeTable: createStorage(device, table, "rope-table"),
+    keys: caches.keys,
+    values: caches.values,
+    ropeTable: caches.ropeTable,
     tokenStaging: device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: "token-staging" }),
   };
 }
 
-/** Releases every buffer. */
+/** Releases the buffers the plan owns (not the arena's). */
 export function destroyDecodeBuffers(buffers: DecodeBuffers): void {
-  for (const value of Object.values(buffers)) {
-    for (const buffer of Array.isArray(value) ? value : [value]) (buffer as GPUBuffer).destroy();
-  }
+  const { keys: _keys, values: _values, ropeTable: _table, ...owned } = buffers;
+  for (const buffer of Object.values(owned)) buffer.destroy();
 }

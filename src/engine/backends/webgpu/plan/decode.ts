@@ -12,8 +12,9 @@ import { encodeStep } from "../kernels/step.js";
 import { createDecodeBuffers, destroyDecodeBuffers, type DecodeBuffers } from "./decode-buffers.js";
 import { buildDecodeDispatches, type DecodeDispatches, type DecodePlanOptions, type PlannedDispatch } from "./decode-dispatches.js";
 import type { DecodeWeights } from "./decode-weights.js";
-import { Prefill } from "./prefill.js";
+import { createKvArena, destroyKvArena, slotCaches, type KvArena } from "./kv-arena.js";
 import { RUN_AHEAD_MAX, createRunAheadRing, type RunAheadRing } from "./run-ahead-ring.js";
+import { TokenBatch, type Place } from "./token-batch.js";
 
 /** Debug outputs of a step (each costs an extra copy and sync). */
 export interface DecodeStepOptions {
@@ -41,10 +42,26 @@ export interface StepHostTimes {
   waitMs: number;
 }
 
+/**
+ * What the sequences of one model share: the KV arena (a slot each) and the batch plan that evaluates their prompts
+ * and their batched decode steps. A plan made without one gets an arena of one slot and a batch plan of its own.
+ */
+export interface SharedPlan {
+  arena: KvArena;
+  batch: TokenBatch | undefined;
+}
+
+/** The batch plan's choices for an adapter: the portable windowed kernels spread over `threads` on software adapters. */
+export function createTokenBatch(gpu: GpuDevice, config: LlamaConfig, weights: DecodeWeights, arena: KvArena, batch: number, threads = Math.min(availableParallelism(), 16)): TokenBatch {
+  return new TokenBatch(gpu.device, config, weights, arena, { batch, windowThreads: gpu.info.software ? threads : undefined });
+}
+
 /** A loaded model's decode loop for one sequence. */
 export class DecodePlan {
   /** Tokens decoded so far (the next token's position). */
   position = 0;
+  /** This sequence's slot in the model's KV arena. */
+  readonly slot: number;
   /** Host times of the last step() (profiles read them). */
   lastHostTimes: StepHostTimes = { encodeMs: 0, submitMs: 0, waitMs: 0 };
   /** Dispatches the last recorded token actually recorded (counted as they are encoded; tests check it). */
@@ -52,7 +69,9 @@ export class DecodePlan {
   private readonly buffers: DecodeBuffers;
   private readonly dispatches: DecodeDispatches;
   private ring: RunAheadRing | undefined;
-  private readonly batched: Prefill | undefined;
+  private readonly batched: TokenBatch | undefined;
+  /** Made here (not shared with other sequences): destroyed with the plan. */
+  private readonly owned: SharedPlan | undefined;
 
   constructor(
     private readonly gpu: GpuDevice,
@@ -61,6 +80,8 @@ export class DecodePlan {
     /** Positions the KV cache holds. */
     readonly maxCtx: number,
     options: DecodePlanOptions = {},
+    /** The model's arena and batch plan, and this sequence's slot in it. */
+    shared?: SharedPlan & { slot: number },
   ) {
     // Software adapters: 8 rows per invocation, grids spread over the CPU's threads, attention inside the O
     // projection (each measured faster on llvmpipe). Norms are fused everywhere: their producers prepare them, so it costs no more than a norm dispatch.
@@ -68,12 +89,25 @@ export class DecodePlan {
     // GPUs: GEMVs split K over up to 64 lanes (a workgroup per row group), or most of the GPU sits idle.
     const hardware: DecodePlanOptions = { gemvLanes: 64 };
     const choices: DecodePlanOptions = { fuseNorm: true, ...(gpu.info.software ? software : hardware), ...options };
-    this.buffers = createDecodeBuffers(gpu.device, config, maxCtx, choices.kvCache);
-    this.dispatches = buildDecodeDispatches(gpu.device, config, weights, this.buffers, maxCtx, choices);
-    const batch = choices.prefillBatch ?? DEFAULT_PREFILL_BATCH;
-    const shape = { heads: config.heads, kvHeads: config.kvHeads, headDim: config.headDim, maxCtx, kv: choices.kvCache };
-    const windowThreads = gpu.info.software ? choices.threads : undefined;
-    if (batch > 1) this.batched = new Prefill(gpu.device, config, weights, this.buffers, shape, { batch, windowThreads });
+    if (!shared) {
+      const arena = createKvArena(gpu.device, config, maxCtx, 1, choices.kvCache);
+      const batch = choices.prefillBatch ?? DEFAULT_PREFILL_BATCH;
+      this.owned = { arena, batch: batch > 1 ? createTokenBatch(gpu, config, weights, arena, batch, choices.threads) : undefined };
+    }
+    const { arena, batch } = shared ?? this.owned!;
+    this.slot = shared?.slot ?? 0;
+    if (arena.kv !== (choices.kvCache ?? "f32")) throw new RangeError(`the arena holds a ${arena.kv} cache, the plan asks for ${choices.kvCache ?? "f32"}`);
+    this.buffers = createDecodeBuffers(gpu.device, config, slotCaches(arena, config, this.slot));
+    // The kernels index the cache by its layout (positions rounded up per slot); maxCtx bounds the positions used.
+    this.dispatches = buildDecodeDispatches(gpu.device, config, weights, this.buffers, arena.positions, choices);
+    // A shared batch plan evaluates prompts unless this plan asks for token-by-token prompts.
+    this.batched = choices.prefillBatch === 1 ? undefined : batch;
+  }
+
+  /** Where the next token goes in the arena; throws when the context is full. */
+  nextPlace(): Place {
+    if (this.position >= this.maxCtx) throw contextOverflow(this.position + 1, this.maxCtx);
+    return [this.slot, this.position];
   }
 
   /**
@@ -88,9 +122,13 @@ export class DecodePlan {
       return;
     }
     try {
-      this.batched.submit(tokens, this.position);
-      this.position += tokens.length;
-      await this.gpu.device.queue.onSubmittedWorkDone();
+      // A chunk at a time, so other sequences' decode steps are queued between the chunks of a long prompt.
+      for (let from = 0; from < tokens.length; from += this.batched.batch) {
+        const chunk = tokens.slice(from, from + this.batched.batch);
+        this.batched.submit(chunk, chunk.map((_, i) => [this.slot, this.position + i] as const));
+        this.position += chunk.length;
+        await this.gpu.device.queue.onSubmittedWorkDone();
+      }
     } catch (error) {
       throw this.gpu.failure ?? new EngineError("backend_failure", `WebGPU prompt evaluation failed: ${String(error)}`, {}, { cause: error });
     }
@@ -198,7 +236,8 @@ export class DecodePlan {
   }
 
   destroy(): void {
-    this.batched?.destroy();
+    this.owned?.batch?.destroy();
+    if (this.owned) destroyKvArena(this.owned.arena);
     destroyDecodeBuffers(this.buffers);
     for (const buffer of Object.values(this.ring ?? {})) buffer.destroy();
   }

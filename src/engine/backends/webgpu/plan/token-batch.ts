@@ -1,13 +1,18 @@
 /**
- * Batched prompt evaluation: up to `batch` prompt tokens go through each layer together (batched GEMVs that decode
- * each weight block once per tile of tokens, one RoPE + KV write for the batch, causal attention over the cache),
- * filling the KV cache. It computes no logits: the prompt's last token goes through the decode step, which samples.
+ * A batch of tokens through the model, each at its own place (sequence slot, position) of the model's KV arena: up to
+ * `batch` tokens go through each layer together (batched GEMVs that decode each weight block once per tile of tokens,
+ * one RoPE + KV write for the batch, causal attention of each token over its own sequence's cache). A prompt's chunk
+ * is a batch of one sequence's consecutive positions and computes no logits (`submit`); a decode step of several
+ * sequences is a batch of one token each, and ends with the LM head and a greedy argmax per token (`decode`), so the
+ * weights are read once for all of them. The model's one TokenBatch serves every sequence: the queue orders its
+ * submits, and the step batcher (step-batcher.ts) runs one decode at a time.
  * Every pipeline and bind group is built at load; a batch records its dispatches with grids sized to its tokens.
  * On a software adapter the GEMMs read their input as uniform windows, one token tile per dispatch (see gemm.ts); on
  * a real GPU they split K over the lanes of each workgroup (gemm-split-k.ts), and attention takes a workgroup per
  * (head, token) (causal-attention.ts).
  */
 import type { LlamaConfig } from "../model/llama-config.js";
+import { argmaxChunks, createArgmax } from "../kernels/argmax.js";
 import { CAUSAL_ATTENTION_LANES, createCausalAttention } from "../kernels/causal-attention.js";
 import { createEmbed } from "../kernels/dequantize.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_ROWS, GEMM_TILE, type GemmOptions } from "../kernels/gemm.js";
@@ -17,8 +22,17 @@ import { createRmsNorm } from "../kernels/rms-norm.js";
 import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
 import { bindBuffers, createStorage, createUniform, groupsFor, type BufferRange } from "../kernels/run-kernel.js";
 import { encodeStep, STEP_BYTES } from "../kernels/step.js";
-import type { DecodeBuffers } from "./decode-buffers.js";
 import type { DecodeWeights, GpuMatrix } from "./decode-weights.js";
+import type { KvArena } from "./kv-arena.js";
+
+/** Where a token goes: its sequence's slot in the arena and its position there. */
+export type Place = readonly [slot: number, position: number];
+
+/** What a decode batch gives back per token: the greedy next id, and the logits where they were asked for. */
+export interface BatchStep {
+  ids: number[];
+  logits: Array<Float32Array | undefined>;
+}
 
 /** A prebuilt dispatch whose grid depends on the batch's token count. */
 interface BatchDispatch {
@@ -35,14 +49,21 @@ interface BatchDispatch {
  */
 const WINDOW_TILE = 16;
 
-/** Uniform bindings a `cols`-wide window of WINDOW_TILE tokens needs (a power of two), or undefined where too many. */
-function windowParts(limits: GPUSupportedLimits, cols: number): number | undefined {
-  const parts = [1, 2, 4, 8].find((p) => gemmWindowBytes(cols, WINDOW_TILE / p) <= limits.maxUniformBufferBindingSize);
+/**
+ * Smaller windows for small batches (software adapters): a windowed GEMM computes its whole tile whatever the batch
+ * holds, so a decode step of 2 sequences through 16-token windows would do 8 tokens' arithmetic per token, which on a
+ * CPU is what the step costs. Batches up to each of these sizes get dispatches with windows of that many tokens.
+ */
+const SMALL_TILES = [2, 4, 8];
+
+/** Uniform bindings a `cols`-wide window of `tokens` tokens needs (a power of two), or undefined where too many. */
+function windowParts(limits: GPUSupportedLimits, cols: number, tokens: number): number | undefined {
+  const parts = [1, 2, 4, 8].filter((p) => p <= tokens).find((p) => gemmWindowBytes(cols, tokens / p) <= limits.maxUniformBufferBindingSize);
   return parts !== undefined && parts < limits.maxUniformBuffersPerShaderStage ? parts : undefined;
 }
 
-/** Options of the prefill plan. */
-export interface PrefillOptions {
+/** Options of the batch plan. */
+export interface TokenBatchOptions {
   /** Most tokens per batch. */
   batch: number;
   /**
@@ -53,10 +74,25 @@ export interface PrefillOptions {
   windowThreads?: number;
 }
 
-export class Prefill {
-  private readonly list: BatchDispatch[] = [];
+/** A batch's dispatches: the layers', then (decode only) the output norm, LM head and argmax from `headFrom` on. */
+interface DispatchList {
+  dispatches: BatchDispatch[];
+  headFrom: number;
+}
+
+export class TokenBatch {
+  /** Dispatches for any batch, and (software adapters) for batches up to each of SMALL_TILES tokens. */
+  private readonly list: DispatchList;
+  private readonly small: Array<{ tile: number; list: DispatchList }> = [];
   private readonly buffers: GPUBuffer[] = [];
+  private readonly step: GPUBuffer;
   private readonly ids: GPUBuffer;
+  private readonly places: GPUBuffer;
+  private readonly sampled: GPUBuffer;
+  private readonly logits: GPUBuffer;
+  /** Mapped after a decode: the sampled ids, then the logits rows asked for. */
+  private staging: GPUBuffer | undefined;
+  private readonly vocab: number;
   /** Per GEMM_TILE tokens, the step uniform with `first` set (windowed GEMMs only). */
   private readonly tileSteps: GPUBuffer[] = [];
   /** Most tokens per batch. */
@@ -66,106 +102,177 @@ export class Prefill {
     private readonly device: GPUDevice,
     config: LlamaConfig,
     w: DecodeWeights,
-    private readonly shared: DecodeBuffers,
-    shape: AttentionShape,
-    prefill: PrefillOptions,
+    arena: KvArena,
+    prefill: TokenBatchOptions,
   ) {
     const { embedding: d, heads, kvHeads, headDim, feedForward, rmsEpsilon: eps } = config;
+    const shape: AttentionShape = { heads, kvHeads, headDim, maxCtx: arena.positions, kv: arena.kv };
     const qkvRows = (heads + 2 * kvHeads) * headDim;
     const batch = (this.batch = prefill.batch);
+    const vocab = (this.vocab = w.output.reduce((n, m) => n + m.rows, 0));
     const windowed = prefill.windowThreads !== undefined;
+    this.step = this.own(createUniform(device, STEP_BYTES, "batch-step"));
     if (windowed) for (let k = 0; k < Math.ceil(batch / GEMM_TILE); k++) this.tileSteps.push(this.own(createUniform(device, STEP_BYTES, "prefill-tile-step")));
     // Whole tiles of rows, so every tile's window lies inside the buffer.
     const rows = Math.ceil(batch / WINDOW_TILE) * WINDOW_TILE;
     const f32 = (count: number, label: string) => this.own(createStorage(device, rows * count * 4, label, windowed ? GPUBufferUsage.UNIFORM : 0));
-    this.ids = this.own(createStorage(device, batch * 4, "prefill-ids"));
+    this.ids = this.own(createStorage(device, batch * 4, "batch-ids"));
+    this.places = this.own(createStorage(device, batch * 8, "batch-places"));
+    this.sampled = this.own(createStorage(device, batch * 4, "batch-sampled"));
+    this.logits = this.own(createStorage(device, batch * vocab * 4, "batch-logits"));
     const x = f32(d, "prefill-x");
     const normed = f32(d, "prefill-normed");
     const qkv = f32(qkvRows, "prefill-qkv");
     const attn = f32(heads * headDim, "prefill-attn");
     const hidden = f32(feedForward, "prefill-hidden");
-    const b = shared;
     const pipelines = new Map<string, GPUComputePipeline>();
     const cached = (key: unknown[], make: () => GPUComputePipeline) => {
       const k = JSON.stringify(key);
       if (!pipelines.has(k)) pipelines.set(k, make());
       return pipelines.get(k)!;
     };
+    // The list being built, and the tokens of its GEMMs' windows.
+    let list: BatchDispatch[] = [];
+    let tile = WINDOW_TILE;
     const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], grid: BatchDispatch["grid"]) =>
-      this.list.push({ pipeline, bindGroup: bindBuffers(device, pipeline, buffers), grid });
+      list.push({ pipeline, bindGroup: bindBuffers(device, pipeline, buffers), grid });
     const gemm = (m: GpuMatrix, options: Omit<GemmOptions, "type">, input: GPUBuffer, output: GPUBuffer, extra: BufferRange[] = [], yStride = m.rows, yOffset = 0) => {
       const matrix = { type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset };
       if (!windowed) {
         const pipeline = cached(["gemm-split-k", options, matrix], () => createSplitKGemm(device, { ...options, ...matrix }));
-        return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => splitKGrid(m.rows, n));
+        return add(pipeline, [this.step, input, output, ...m.planes, ...extra], (n) => splitKGrid(m.rows, n));
       }
       // A window too wide for the uniform limits falls back to the portable kernel reading storage.
-      const parts = windowParts(device.limits, m.cols);
+      const parts = windowParts(device.limits, m.cols, tile);
       const launch = parts ? balancedLaunch(Math.ceil(m.rows / GEMM_ROWS), prefill.windowThreads) : undefined;
-      const window = parts && launch ? { cols: m.cols, tokens: WINDOW_TILE, workgroupSize: launch.workgroupSize, parts } : undefined;
+      const window = parts && launch ? { cols: m.cols, tokens: tile, workgroupSize: launch.workgroupSize, parts } : undefined;
       const pipeline = cached(["gemm", options, matrix, window], () => createGemm(device, { ...options, ...matrix, window }));
-      if (!window || !launch) return add(pipeline, [b.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
-      const partTokens = WINDOW_TILE / window.parts;
+      if (!window || !launch) return add(pipeline, [this.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
+      const partTokens = tile / window.parts;
       const bytes = gemmWindowBytes(m.cols, partTokens);
-      for (let first = 0; first < batch; first += WINDOW_TILE) {
+      // A small tile's list serves batches of at most `tile` tokens: one window, from the first token.
+      for (let first = 0; first < (tile === WINDOW_TILE ? batch : 1); first += tile) {
         const [x, ...rest] = Array.from({ length: window.parts }, (_, p) => ({ buffer: input, offset: (first + p * partTokens) * m.cols * 4, size: bytes }));
         const bindGroup = bindBuffers(device, pipeline, [this.tileSteps[first / GEMM_TILE]!, x!, output, ...m.planes, ...extra, ...rest]);
-        this.list.push({ pipeline, bindGroup, grid: () => launch.workgroups, first });
+        list.push({ pipeline, bindGroup, grid: () => launch.workgroups, first });
       }
     };
     const norm = (gain: BufferRange) => add(cached(["norm"], () => createRmsNorm(device, batch, d, eps)), [x, normed, gain], groupsFor);
+    const places = { buffer: this.places, size: batch * 8 };
     const nb = w.embeddings.cols / 32;
-    add(createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols), [{ buffer: this.ids, size: batch * 4 }, x, ...w.embeddings.planes], (n) => groupsFor(n * nb));
-    const rope = createRopeKv(device, shape, w.ropeStyle);
+    const embed = createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols);
+    const rope = createRopeKv(device, shape, w.ropeStyle, true);
     const attentionLanes = windowed ? undefined : CAUSAL_ATTENTION_LANES;
     const attention = createCausalAttention(device, shape, attentionLanes);
-    w.layers.forEach((layer, i) => {
-      norm(layer.attnNorm);
-      let offset = 0;
-      layer.qkv.forEach((m, k) => {
-        const bias = layer.qkvBias && { buffer: layer.qkvBias.buffer, offset: layer.qkvBias.offset + offset * 4, size: m.rows * 4 };
-        gemm(m, { bias: bias !== undefined }, normed, qkv, bias ? [bias] : [], qkvRows, offset);
-        offset += m.rows;
+    const argmax = createArgmax(device, vocab);
+    const partial = this.own(createStorage(device, batch * argmaxChunks(vocab) * 8, "batch-argmax-partial"));
+    const build = (tokens: number): DispatchList => {
+      list = [];
+      tile = tokens;
+      add(embed, [{ buffer: this.ids, size: batch * 4 }, x, ...w.embeddings.planes], (n) => groupsFor(n * nb));
+      w.layers.forEach((layer, i) => {
+        norm(layer.attnNorm);
+        let offset = 0;
+        layer.qkv.forEach((m) => {
+          const bias = layer.qkvBias && { buffer: layer.qkvBias.buffer, offset: layer.qkvBias.offset + offset * 4, size: m.rows * 4 };
+          gemm(m, { bias: bias !== undefined }, normed, qkv, bias ? [bias] : [], qkvRows, offset);
+          offset += m.rows;
+        });
+        add(rope, [this.step, qkv, arena.ropeTable, arena.keys[i]!, arena.values[i]!, places], (n) => groupsFor(ropeKvInvocations(shape, w.ropeStyle, n)));
+        add(attention, [this.step, qkv, arena.keys[i]!, arena.values[i]!, attn, places], (n) => (attentionLanes ? [heads, n] : groupsFor(heads * n)));
+        gemm(layer.o, { epilogue: "residual" }, attn, x);
+        norm(layer.ffnNorm);
+        gemm(layer.gate, { epilogue: "swiglu" }, normed, hidden, layer.up.planes);
+        gemm(layer.down, { epilogue: "residual" }, hidden, x);
       });
-      add(rope, [b.step, qkv, b.ropeTable, b.keys[i]!, b.values[i]!], (n) => groupsFor(ropeKvInvocations(shape, w.ropeStyle, n)));
-      add(attention, [b.step, qkv, b.keys[i]!, b.values[i]!, attn], (n) => (attentionLanes ? [heads, n] : groupsFor(heads * n)));
-      gemm(layer.o, { epilogue: "residual" }, attn, x);
-      norm(layer.ffnNorm);
-      gemm(layer.gate, { epilogue: "swiglu" }, normed, hidden, layer.up.planes);
-      gemm(layer.down, { epilogue: "residual" }, hidden, x);
-    });
-  }
-
-  /** Dispatches per batch. */
-  get dispatchCount(): number {
-    return this.list.length;
-  }
-
-  /** Submits the evaluation of `tokens` at positions `pos`, `pos + 1`, … (in batches); the queue orders the rest. */
-  submit(tokens: readonly number[], pos: number): void {
-    const { queue } = this.device;
-    for (let from = 0; from < tokens.length; from += this.batch) {
-      const n = Math.min(this.batch, tokens.length - from);
-      queue.writeBuffer(this.ids, 0, Uint32Array.from(tokens.slice(from, from + n)));
-      queue.writeBuffer(this.shared.step, 0, encodeStep(pos + from, n));
-      this.tileSteps.forEach((step, tile) => queue.writeBuffer(step, 0, encodeStep(pos + from, n, tile * GEMM_TILE)));
-      const encoder = this.device.createCommandEncoder();
-      const pass = encoder.beginComputePass();
-      for (const d of this.list) {
-        if (d.first !== undefined && d.first >= n) continue;
-        pass.setPipeline(d.pipeline);
-        pass.setBindGroup(0, d.bindGroup);
-        const grid = d.grid(n);
-        if (typeof grid === "number") pass.dispatchWorkgroups(grid);
-        else pass.dispatchWorkgroups(...grid);
+      const headFrom = list.length;
+      norm(w.outputNorm);
+      let row = 0;
+      for (const shard of w.output) {
+        gemm(shard, {}, normed, this.logits, [], vocab, row);
+        row += shard.rows;
       }
-      pass.end();
-      queue.submit([encoder.finish()]);
+      add(argmax.chunks, [this.logits, partial], (n) => [groupsFor(argmaxChunks(vocab)), n]);
+      add(argmax.finish, [partial, this.sampled], (n) => [1, n]);
+      return { dispatches: list, headFrom };
+    };
+    this.list = build(WINDOW_TILE);
+    if (windowed) for (const small of SMALL_TILES.filter((t) => t < Math.min(batch, WINDOW_TILE))) this.small.push({ tile: small, list: build(small) });
+  }
+
+  /** Dispatches of a prompt chunk. */
+  get dispatchCount(): number {
+    return this.list.headFrom;
+  }
+
+  /** Submits the evaluation of prompt tokens at their places (in batches, without logits); the queue orders the rest. */
+  submit(tokens: readonly number[], places: readonly Place[]): void {
+    for (let from = 0; from < tokens.length; from += this.batch) {
+      const to = Math.min(tokens.length, from + this.batch);
+      this.device.queue.submit([this.record(tokens.slice(from, to), places.slice(from, to), false).finish()]);
+    }
+  }
+
+  /**
+   * One decode step of several sequences: a token each, at its place. Resolves each token's greedy next id, and its
+   * logits where `logitsRows` asks for them, once the GPU is done.
+   */
+  async decode(tokens: readonly number[], places: readonly Place[], logitsRows: readonly boolean[] = []): Promise<BatchStep> {
+    const n = tokens.length;
+    if (n > this.batch) throw new RangeError(`a decode batch holds at most ${this.batch} tokens, got ${n}`);
+    const rowBytes = this.vocab * 4;
+    const wanted = logitsRows.flatMap((want, row) => (want ? [row] : []));
+    // The ids first, then each asked-for row of logits, each at an offset getMappedRange accepts (a multiple of 8).
+    const idBytes = Math.ceil(n / 2) * 8;
+    const stride = Math.ceil(rowBytes / 8) * 8;
+    const size = idBytes + wanted.length * stride;
+    if (!this.staging || this.staging.size < size) {
+      this.staging?.destroy();
+      this.staging = this.own(this.device.createBuffer({ size: idBytes + Math.max(wanted.length, 1) * stride, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: "batch-staging" }));
+    }
+    const staging = this.staging;
+    const encoder = this.record(tokens, places, true);
+    encoder.copyBufferToBuffer(this.sampled, 0, staging, 0, n * 4);
+    wanted.forEach((row, k) => encoder.copyBufferToBuffer(this.logits, row * rowBytes, staging, idBytes + k * stride, rowBytes));
+    this.device.queue.submit([encoder.finish()]);
+    await staging.mapAsync(GPUMapMode.READ, 0, size);
+    try {
+      const ids = [...new Uint32Array(staging.getMappedRange(0, n * 4))];
+      const logits: Array<Float32Array | undefined> = Array.from({ length: n }, () => undefined);
+      wanted.forEach((row, k) => (logits[row] = new Float32Array(staging.getMappedRange(idBytes + k * stride, stride).slice(0, rowBytes))));
+      return { ids, logits };
+    } finally {
+      staging.unmap();
     }
   }
 
   destroy(): void {
     for (const buffer of this.buffers) buffer.destroy();
+  }
+
+  /** Records one batch of at most `batch` tokens: the layers, and with `head` the LM head and argmax. */
+  private record(tokens: readonly number[], places: readonly Place[], head: boolean): GPUCommandEncoder {
+    const { queue } = this.device;
+    const n = tokens.length;
+    queue.writeBuffer(this.ids, 0, Uint32Array.from(tokens));
+    queue.writeBuffer(this.places, 0, Uint32Array.from(places.flat()));
+    queue.writeBuffer(this.step, 0, encodeStep(0, n));
+    this.tileSteps.forEach((step, tile) => queue.writeBuffer(step, 0, encodeStep(0, n, tile * GEMM_TILE)));
+    const encoder = this.device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    const { dispatches, headFrom } = this.small.find((s) => n <= s.tile)?.list ?? this.list;
+    const end = head ? dispatches.length : headFrom;
+    for (let i = 0; i < end; i++) {
+      const d = dispatches[i]!;
+      if (d.first !== undefined && d.first >= n) continue;
+      pass.setPipeline(d.pipeline);
+      pass.setBindGroup(0, d.bindGroup);
+      const grid = d.grid(n);
+      if (typeof grid === "number") pass.dispatchWorkgroups(grid);
+      else pass.dispatchWorkgroups(...grid);
+    }
+    pass.end();
+    return encoder;
   }
 
   private own(buffer: GPUBuffer): GPUBuffer {
