@@ -16,6 +16,7 @@ import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { CacheTier } from "../../events.js";
 import type { PrefixDivergence } from "../../engine-options.js";
 import { commonPrefix, type PrefixDiskCache } from "./prefix-disk-cache.js";
+import { MIN_REUSE, ranksAbove, type Candidate } from "./slot-choice.js";
 
 export interface SlotPoolOptions {
   /** false: every request starts from an empty sequence (for measuring what the cache saves). */
@@ -57,34 +58,6 @@ interface Slot {
  * of the disk tier's minimum tokens: a few dozen tokens of a diverging reply are not worth seconds of file I/O.
  */
 const STATE_WORTH_SHARE = 8;
-
-/** Shared prefix tokens that make a cached sequence worth choosing; below it, the slot that loses least is taken. */
-const MIN_REUSE = 64;
-
-/** A cache this short is re-evaluated within a step or two: losing it weighs no more than losing nothing. */
-const SMALL_LOSS = 256;
-
-const withinTwice = (a: number, b: number): boolean => a <= 2 * b && b <= 2 * a;
-
-/** A free slot as a prompt would find it: tokens it shares, cached tokens it would erase, busy slots beside it. */
-interface Candidate {
-  slot: Slot;
-  shared: number;
-  lost: number;
-  busyNeighbours: number;
-}
-
-/** Whether `a` is the better slot for the prompt than `b`. */
-function ranksAbove(a: Candidate, b: Candidate): boolean {
-  if (a.shared !== b.shared) return a.shared > b.shared;
-  // Erasing 230 tokens or 358 (or none) costs about the same, while a slot next to busy ones saves a pass over the
-  // weights at every step of the request: only a loss beyond twice the other's (each counted as at least SMALL_LOSS
-  // tokens) outranks adjacency.
-  if (!withinTwice(Math.max(a.lost, SMALL_LOSS), Math.max(b.lost, SMALL_LOSS))) return a.lost < b.lost;
-  if (a.busyNeighbours !== b.busyNeighbours) return a.busyNeighbours > b.busyNeighbours;
-  if (a.lost !== b.lost) return a.lost < b.lost;
-  return a.slot.lastUsed < b.slot.lastUsed;
-}
 
 export class SlotPool {
   private readonly slots: Slot[];
@@ -134,7 +107,7 @@ export class SlotPool {
   }
 
   private pickSlot(prompt: Token[]): Slot | undefined {
-    let best: Candidate | undefined;
+    let best: Candidate<Slot> | undefined;
     for (const [index, slot] of this.slots.entries()) {
       if (slot.busy) continue;
       const common = this.options.prefixCache ? sharedPrefix(slot.sequence, prompt) : 0;
