@@ -105,7 +105,7 @@ export class TeamMetrics {
     new Gauge({ name: "kiln_prefix_cache_disk_files", help: "Prefix states saved on disk", registers, collect() { this.set(stats()?.prefixCacheDiskFiles ?? 0); } });
     const steps = () => stats()?.steps ?? [];
     new Counter({
-      name: "kiln_decode_steps_total", help: "llama.cpp decode steps", labelNames: ["model"], registers,
+      name: "kiln_decode_steps_total", help: "Decode steps (llama.cpp and WebGPU models)", labelNames: ["model"], registers,
       collect() { this.reset(); for (const s of steps()) this.inc({ model: s.model }, s.steps); },
     });
     new Counter({

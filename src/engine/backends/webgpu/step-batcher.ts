@@ -7,6 +7,7 @@
  * step, started a turn later, gathers them all.
  */
 import { EngineError } from "../../../errors/engine-error.js";
+import type { StepStats } from "../../backend.js";
 import type { GpuDevice } from "./device.js";
 import type { DecodePlan, DecodeStepResult } from "./plan/decode.js";
 import type { Place, TokenBatch } from "./plan/token-batch.js";
@@ -24,8 +25,10 @@ export class StepBatcher {
   private waiting: Ask[] = [];
   private running = false;
   private scheduled = false;
-  /** Steps run and the tokens they decoded (`/v1/models` details; tests check batching happened). */
-  readonly counts = { steps: 0, tokens: 0, batched: 0 };
+  /** Steps so far, their tokens, the GPU's time in them and the host's time between them (see stats()). */
+  private readonly totals: StepStats = { steps: 0, tokens: 0, computeMs: 0, hostMs: 0 };
+  /** When the last step ended, and the plans it decoded. */
+  private last: { end: number; plans: Set<DecodePlan> } | undefined;
 
   /** `batch` undefined: every step is one sequence's own. */
   constructor(private readonly gpu: GpuDevice, private readonly batch: TokenBatch | undefined) {}
@@ -48,27 +51,39 @@ export class StepBatcher {
     });
   }
 
+  /**
+   * Steps and tokens so far, the time from each step's submit to its results (computeMs), and the time between two
+   * steps of a sequence that generated in both (hostMs: its sampling, events and writes, and the wait for the others).
+   */
+  stats(): StepStats {
+    return { ...this.totals };
+  }
+
   private async run(): Promise<void> {
     const most = this.batch?.batch ?? 1;
     const asks = this.waiting.splice(0, most);
     this.running = true;
+    const start = performance.now();
+    if (this.last && asks.some((ask) => this.last!.plans.has(ask.plan))) this.totals.hostMs += start - this.last.end;
     try {
       await this.step(asks);
     } finally {
+      const end = performance.now();
+      this.totals.steps++;
+      this.totals.tokens += asks.length;
+      this.totals.computeMs += end - start;
+      this.last = { end, plans: new Set(asks.map((ask) => ask.plan)) };
       this.running = false;
       this.schedule();
     }
   }
 
   private async step(asks: Ask[]): Promise<void> {
-    this.counts.steps++;
-    this.counts.tokens += asks.length;
     if (asks.length === 1 || !this.batch) {
       // Alone, or without a batch plan: each sequence's own single-token kernels.
       for (const ask of asks) await ask.plan.step(ask.token, { logits: ask.logits }).then(ask.resolve, ask.reject);
       return;
     }
-    this.counts.batched++;
     let results;
     try {
       results = await this.batch.decode(asks.map((a) => a.token), asks.map((a) => a.place), asks.map((a) => a.logits));

@@ -4,7 +4,7 @@
  * token ids match the llama.cpp backend exactly.
  */
 import { stat } from "node:fs/promises";
-import type { ModelInfo } from "../../backend.js";
+import type { ModelInfo, StepStats } from "../../backend.js";
 import type { GenerationEvent } from "../../events.js";
 import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { defaultContextSize, LocalModel } from "../../local-model.js";
@@ -106,8 +106,7 @@ export class WebGpuModel extends LocalModel {
     readonly info: ModelInfo,
     private readonly vocabulary: LoadedVocabulary,
     private readonly pool: SessionPool,
-    /** Decode steps so far (how many were batched shows in the model's details). */
-    readonly steps: StepBatcher,
+    private readonly steps: StepBatcher,
     private readonly gpuMemory: { weights: WeightArena; kv: KvArena; batch: TokenBatch | undefined },
     private readonly ids: IdFactory,
     ctxSize: number,
@@ -117,6 +116,11 @@ export class WebGpuModel extends LocalModel {
     this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, reasoning };
     info.details = { ...info.details, reasoning: targetReasons(this.target) };
     this.parallel = pool.sessions.length;
+  }
+
+  /** Its decode steps so far: tokens per step shows how many sequences each step carried. */
+  stepStats(): StepStats {
+    return this.steps.stats();
   }
 
   async dispose(): Promise<void> {
