@@ -3,8 +3,9 @@
  * different lengths in three slots of one KV arena, then greedy steps where each batch holds one token of every
  * sequence, each at its own position. Every sequence's batched logits must be those of the same sequence decoded
  * alone by its own plan (f32 both, summation order apart), for the plan of this adapter and for a real GPU's plan
- * (split-K GEMMs, attention with a workgroup per (head, token)). Then the same through the model: concurrent
- * requests decode in batches and answer as each does alone.
+ * (split-K GEMMs, attention with a workgroup per (head, token), a sampled row's best candidates selected on the GPU).
+ * Then the same through the model: concurrent requests, greedy and seeded sampled, decode in batches and answer as
+ * each does alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama, LlamaModel } from "node-llama-cpp";
@@ -14,6 +15,7 @@ import { readLlamaConfig, type LlamaConfig } from "../../src/engine/backends/web
 import { createTokenBatch, DecodePlan } from "../../src/engine/backends/webgpu/plan/decode.js";
 import { uploadDecodeWeights, type DecodeWeights } from "../../src/engine/backends/webgpu/plan/decode-weights.js";
 import { createKvArena, destroyKvArena } from "../../src/engine/backends/webgpu/plan/kv-arena.js";
+import { TOP_CANDIDATES } from "../../src/engine/backends/webgpu/kernels/top-k.js";
 import { WeightArena } from "../../src/engine/backends/webgpu/plan/weight-arena.js";
 import { loadWebGpuModel, type WebGpuModel } from "../../src/engine/backends/webgpu/webgpu-model.js";
 import { sequentialIds } from "../../src/lib/ids.js";
@@ -78,15 +80,28 @@ describe.skipIf(!available).each([
       let worst = 0;
       for (let step = 0; step < STEPS; step++) {
         const places = batched.map((plan) => plan.nextPlace());
-        const result = await batch.decode(inputs, places, [true, true, true]);
+        // The middle sequence asks for its best candidates only: a GPU plan selects them, elsewhere the row comes.
+        const result = await batch.decode(inputs, places, ["logits", "top", "logits"]);
         const expected = [];
         for (const [i, plan] of alone.entries()) expected.push(await plan.step(inputs[i], { logits: true }));
         for (const [i, e] of expected.entries()) {
           const scale = e.logits!.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
-          const diff = e.logits!.reduce((m, v, k) => Math.max(m, Math.abs(v - result.logits[i]![k]!)), 0);
-          worst = Math.max(worst, diff / scale);
+          const top = result.top[i];
+          if (top) {
+            expect(top).toHaveLength(TOP_CANDIDATES);
+            expect(top[0]!.id).toBe(result.ids[i]);
+            for (const { id, logit } of top) worst = Math.max(worst, Math.abs(logit - e.logits![id]!) / scale);
+            // They are the row's best: none left out beats the last kept by more than rounding.
+            const kept = new Set(top.map((c) => c.id));
+            const outside = e.logits!.reduce((m, v, id) => (kept.has(id) ? m : Math.max(m, v)), -Infinity);
+            expect(outside).toBeLessThanOrEqual(top.at(-1)!.logit + LOGIT_TOLERANCE * scale);
+          } else {
+            const diff = e.logits!.reduce((m, v, k) => Math.max(m, Math.abs(v - result.logits[i]![k]!)), 0);
+            worst = Math.max(worst, diff / scale);
+          }
           expect(result.ids[i], `sequence ${i}, step ${step}`).toBe(e.token);
         }
+        expect(result.top[1] !== undefined, "candidates selected on the GPU").toBe(!device().info.software);
         batched.forEach((plan) => plan.position++);
         inputs = expected.map((e) => e.token);
       }
@@ -100,15 +115,21 @@ describe.skipIf(!available).each([
   }, 300_000);
 });
 
-describe.skipIf(!available)("concurrent requests to a WebGPU model", () => {
+const TEXTS = ["Name three colours.", "Write a haiku about a kiln.", "What is 2 + 2?"];
+
+describe.skipIf(!available).each([
+  ["this adapter's plan, greedy", () => gpu, { temperature: 0 }],
+  // On a GPU a sampled row's best candidates are selected on the GPU and only they are read back (kernels/top-k.ts).
+  ["a real GPU's plan, seeded sampling", () => asRealGpu(gpu), { temperature: 0.9, seed: 5 }],
+] as const)("concurrent requests to a WebGPU model, %s", (_name, device, sampling) => {
   let model: WebGpuModel;
   beforeAll(async () => {
-    if (available) model = await loadWebGpuModel({ id: "smol", path: realModelPath(), gpu, ctxSize: 512, parallel: 3, ids: sequentialIds() });
+    if (available) model = await loadWebGpuModel({ id: "smol", path: realModelPath(), gpu: device(), ctxSize: 512, parallel: 3, ids: sequentialIds() });
   });
   afterAll(async () => model?.dispose());
 
   it("decode in shared steps and answer as each request does alone", async () => {
-    const requests = ["Name three colours.", "Write a haiku about a kiln.", "What is 2 + 2?"].map((text) => userRequest("smol", text, { maxTokens: 16 }));
+    const requests = TEXTS.map((text) => userRequest("smol", text, { maxTokens: 16, sampling }));
     const alone: string[] = [];
     for (const request of requests) alone.push(textOf(await readEvents(model.generate(request))));
     const before = model.stepStats();

@@ -7,6 +7,7 @@
 import { EngineError } from "../../../errors/engine-error.js";
 import type { DecodePlan, DecodeStepResult } from "./plan/decode.js";
 import type { StepBatcher } from "./step-batcher.js";
+import type { RowWant } from "./plan/token-batch.js";
 
 export class DecodeSession {
   /** Tokens whose keys and values are in the cache, in order. */
@@ -41,11 +42,11 @@ export class DecodeSession {
     await this.guard(from, () => this.plan.prefill(tokens));
   }
 
-  /** Evaluates one token at the next position; `logits` reads the full distribution back. */
-  async feed(token: number, logits: boolean): Promise<DecodeStepResult> {
+  /** Evaluates one token at the next position; `want` reads back its logits or best candidates (see StepBatcher.feed). */
+  async feed(token: number, want: RowWant): Promise<DecodeStepResult> {
     const from = this.cached.length;
     this.cached.push(token);
-    return this.guard(from, () => this.steps.feed(this.plan, token, logits));
+    return this.guard(from, () => this.steps.feed(this.plan, token, want));
   }
 
   private async guard<T>(from: number, evaluate: () => Promise<T>): Promise<T> {

@@ -27,6 +27,22 @@ describe("CPU sampler", () => {
     expect(new Set(draws(7))).toEqual(new Set([1, 2]));
   });
 
+  it("draws from a row's best candidates what it draws from the whole row, for the same seed", () => {
+    const row = Float32Array.from({ length: 49_152 }, (_, i) => Math.sin(i * 12.9898) * 6);
+    const best = topK(row, 64);
+    for (const options of [{}, { topK: 64, topP: 0.9, minP: 0, temperature: 1.3 }, { topK: 5, temperature: 0.7 }]) {
+      const [whole, top] = [createSampler({ ...options, seed: 11 }), createSampler({ ...options, seed: 11 })];
+      expect(top.needsOnlyTop).toBe(true);
+      const fromWhole = Array.from({ length: 50 }, () => whole.pick(row.slice(), []));
+      expect(Array.from({ length: 50 }, () => top.pickFrom(best))).toEqual(fromWhole);
+      expect(new Set(fromWhole).size).toBeGreaterThan(1);
+    }
+    // What needs more than the best candidates: penalties, a logit bias, top-k off or beyond them, greedy.
+    for (const options of [{ repeatPenalty: 1.1 }, { logitBias: { 5: 2 } }, { topK: 0 }, { topK: 65 }, { temperature: 0 }]) {
+      expect(createSampler(options).needsOnlyTop, JSON.stringify(options)).toBe(false);
+    }
+  });
+
   it("top-p keeps the smallest prefix reaching p, min-p drops the unlikely", () => {
     const picks = (options: Parameters<typeof createSampler>[0]) => {
       const sampler = createSampler({ temperature: 1, seed: 3, ...options });

@@ -10,32 +10,45 @@ import { EngineError } from "../../../errors/engine-error.js";
 import { PENALTY_WINDOW, SAMPLING_DEFAULTS } from "../../sampling-defaults.js";
 import type { TokenGrammar } from "../../text/token-grammar.js";
 import { seededRandom } from "../../../lib/seeded-random.js";
+import { TOP_CANDIDATES } from "./kernels/top-k.js";
 
 export interface TokenSampler {
   /** True when the GPU's argmax is the answer (greedy, no penalties): the logits need not be read back. */
   readonly usesGpuArgmax: boolean;
   /**
+   * True when a pick looks only at the best TOP_CANDIDATES logits (top-k sampling within them, no penalties or bias):
+   * `pickFrom` then takes just those, which a GPU can select and send instead of the whole row.
+   */
+  readonly needsOnlyTop: boolean;
+  /**
    * Samples from `logits` (modified in place by penalties and the grammar's mask); `history` is prompt + output so
    * far; `grammar` (with `vocabularySize`, the ids it knows) limits the pick to the tokens it accepts next.
    */
   pick(logits: Float32Array, history: readonly number[], grammar?: { rules: TokenGrammar; vocabularySize: number }): number;
+  /** Samples as `pick` would from the full row, given its best candidates (best first; needsOnlyTop only). */
+  pickFrom(best: readonly Candidate[]): number;
 }
 
 export function createSampler(options: SamplingOptions = {}): TokenSampler {
   const temperature = options.temperature ?? SAMPLING_DEFAULTS.temperature;
   const penalties = hasPenalties(options) || options.logitBias !== undefined;
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
+  const k = options.topK ?? SAMPLING_DEFAULTS.topK;
+  const p = options.topP ?? SAMPLING_DEFAULTS.topP;
+  const minProbability = options.minP ?? SAMPLING_DEFAULTS.minP;
   return {
     usesGpuArgmax: temperature <= 0 && !penalties,
+    needsOnlyTop: temperature > 0 && !penalties && k > 0 && k <= TOP_CANDIDATES,
+    pickFrom(best) {
+      // The same chain as pick's: the row's top k are the first k of its best candidates.
+      return draw(minP(topP(best.slice(0, k), p), minProbability), temperature, random());
+    },
     pick(logits, history, grammar) {
       if (penalties) applyPenalties(logits, history.slice(-PENALTY_WINDOW), options);
       const choose = (): number => {
         if (temperature <= 0) return argmax(logits);
-        const k = options.topK ?? SAMPLING_DEFAULTS.topK;
-        const p = options.topP ?? SAMPLING_DEFAULTS.topP;
-        let candidates = k <= 0 && p < 1 ? nucleus(logits, p) : topP(topK(logits, k), p);
-        candidates = minP(candidates, options.minP ?? SAMPLING_DEFAULTS.minP);
-        return draw(candidates, temperature, random());
+        const candidates = k <= 0 && p < 1 ? nucleus(logits, p) : topP(topK(logits, k), p);
+        return draw(minP(candidates, minProbability), temperature, random());
       };
       const token = choose();
       if (!grammar || grammar.rules.accepts(token)) return token;

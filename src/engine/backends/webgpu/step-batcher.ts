@@ -10,12 +10,12 @@ import { EngineError } from "../../../errors/engine-error.js";
 import type { StepStats } from "../../backend.js";
 import type { GpuDevice } from "./device.js";
 import type { DecodePlan, DecodeStepResult } from "./plan/decode.js";
-import type { Place, TokenBatch } from "./plan/token-batch.js";
+import type { Place, RowWant, TokenBatch } from "./plan/token-batch.js";
 
 interface Ask {
   plan: DecodePlan;
   token: number;
-  logits: boolean;
+  want: RowWant;
   place: Place;
   resolve(result: DecodeStepResult): void;
   reject(error: unknown): void;
@@ -33,11 +33,14 @@ export class StepBatcher {
   /** `batch` undefined: every step is one sequence's own. */
   constructor(private readonly gpu: GpuDevice, private readonly batch: TokenBatch | undefined) {}
 
-  /** Decodes `token` at the plan's next position; `logits` reads its full distribution back. */
-  feed(plan: DecodePlan, token: number, logits: boolean): Promise<DecodeStepResult> {
+  /**
+   * Decodes `token` at the plan's next position; `want` reads back its logits, or its best candidates (given in a
+   * batched step on a GPU; elsewhere the logits come instead).
+   */
+  feed(plan: DecodePlan, token: number, want: RowWant): Promise<DecodeStepResult> {
     const place = plan.nextPlace();
     return new Promise((resolve, reject) => {
-      this.waiting.push({ plan, token, logits, place, resolve, reject });
+      this.waiting.push({ plan, token, want, place, resolve, reject });
       this.schedule();
     });
   }
@@ -81,12 +84,12 @@ export class StepBatcher {
   private async step(asks: Ask[]): Promise<void> {
     if (asks.length === 1 || !this.batch) {
       // Alone, or without a batch plan: each sequence's own single-token kernels.
-      for (const ask of asks) await ask.plan.step(ask.token, { logits: ask.logits }).then(ask.resolve, ask.reject);
+      for (const ask of asks) await ask.plan.step(ask.token, { logits: ask.want !== "id" }).then(ask.resolve, ask.reject);
       return;
     }
     let results;
     try {
-      results = await this.batch.decode(asks.map((a) => a.token), asks.map((a) => a.place), asks.map((a) => a.logits));
+      results = await this.batch.decode(asks.map((a) => a.token), asks.map((a) => a.place), asks.map((a) => a.want));
       this.gpu.throwIfFailed();
     } catch (error) {
       const failure = error instanceof EngineError ? error : (this.gpu.failure ?? new EngineError("backend_failure", `WebGPU decode step failed: ${String(error)}`, {}, { cause: error }));
@@ -95,7 +98,7 @@ export class StepBatcher {
     }
     asks.forEach((ask, i) => {
       ask.plan.position = ask.place[1] + 1;
-      ask.resolve({ token: results.ids[i]!, logits: results.logits[i] });
+      ask.resolve({ token: results.ids[i]!, logits: results.logits[i], top: results.top[i] });
     });
   }
 }

@@ -15,6 +15,7 @@ import type { DecodeWeights } from "./decode-weights.js";
 import { createKvArena, destroyKvArena, slotCaches, type KvArena } from "./kv-arena.js";
 import { RUN_AHEAD_MAX, createRunAheadRing, type RunAheadRing } from "./run-ahead-ring.js";
 import { TokenBatch, type Place } from "./token-batch.js";
+import type { Candidate } from "../sampler.js";
 
 /** Debug outputs of a step (each costs an extra copy and sync). */
 export interface DecodeStepOptions {
@@ -29,6 +30,8 @@ export interface DecodeStepResult {
   /** The greedy (argmax) next token. */
   token: number;
   logits?: Float32Array;
+  /** The best candidates, best first (a batched step on a GPU, when asked for instead of the logits). */
+  top?: Candidate[];
   residuals?: Float32Array[];
 }
 
@@ -51,9 +54,13 @@ export interface SharedPlan {
   batch: TokenBatch | undefined;
 }
 
-/** The batch plan's choices for an adapter: the portable windowed kernels spread over `threads` on software adapters. */
+/**
+ * The batch plan's choices for an adapter: the portable windowed kernels spread over `threads` on software adapters;
+ * on GPUs, the split-K kernels and the best candidates of sampled rows selected on the GPU.
+ */
 export function createTokenBatch(gpu: GpuDevice, config: LlamaConfig, weights: DecodeWeights, arena: KvArena, batch: number, threads = Math.min(availableParallelism(), 16)): TokenBatch {
-  return new TokenBatch(gpu.device, config, weights, arena, { batch, windowThreads: gpu.info.software ? threads : undefined });
+  const software = gpu.info.software;
+  return new TokenBatch(gpu.device, config, weights, arena, { batch, windowThreads: software ? threads : undefined, topCandidates: !software });
 }
 
 /** A loaded model's decode loop for one sequence. */

@@ -21,6 +21,8 @@ import { balancedLaunch } from "../kernels/gemv.js";
 import { createRmsNorm } from "../kernels/rms-norm.js";
 import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
 import { bindBuffers, createStorage, createUniform, groupsFor, type BufferRange } from "../kernels/run-kernel.js";
+import { createTopK, TOP_CANDIDATES, topKChunks, topKLevels } from "../kernels/top-k.js";
+import type { Candidate } from "../sampler.js";
 import { encodeStep, STEP_BYTES } from "../kernels/step.js";
 import type { DecodeWeights, GpuMatrix } from "./decode-weights.js";
 import type { KvArena } from "./kv-arena.js";
@@ -28,10 +30,17 @@ import type { KvArena } from "./kv-arena.js";
 /** Where a token goes: its sequence's slot in the arena and its position there. */
 export type Place = readonly [slot: number, position: number];
 
-/** What a decode batch gives back per token: the greedy next id, and the logits where they were asked for. */
+/**
+ * What a decode step reads back for a token besides its greedy next id: nothing, its whole row of logits, or (on a GPU
+ * batch plan) only its TOP_CANDIDATES best, which is all that plain top-k sampling looks at.
+ */
+export type RowWant = "id" | "logits" | "top";
+
+/** What a decode batch gives back per token: the greedy next id, and the logits or best candidates asked for. */
 export interface BatchStep {
   ids: number[];
   logits: Array<Float32Array | undefined>;
+  top: Array<Candidate[] | undefined>;
 }
 
 /** A prebuilt dispatch whose grid depends on the batch's token count. */
@@ -72,6 +81,8 @@ export interface TokenBatchOptions {
    * workgroup instead, and attention runs a workgroup per (head, token).
    */
   windowThreads?: number;
+  /** Select each row's best candidates on the GPU when a decode asks for them (GPUs; see kernels/top-k.ts). */
+  topCandidates?: boolean;
 }
 
 /** A batch's dispatches: the layers', then (decode only) the output norm, LM head and argmax from `headFrom` on. */
@@ -84,6 +95,8 @@ export class TokenBatch {
   /** Dispatches for any batch, and (software adapters) for batches up to each of SMALL_TILES tokens. */
   private readonly list: DispatchList;
   private readonly small: Array<{ tile: number; list: DispatchList }> = [];
+  /** The top-k levels (each a dispatch of `chunks` workgroups per row) and the buffer the last one fills. */
+  private readonly top: { levels: Array<{ pipeline: GPUComputePipeline; bindGroup: GPUBindGroup; chunks: number }>; output: GPUBuffer } | undefined;
   private readonly buffers: GPUBuffer[] = [];
   private readonly step: GPUBuffer;
   private readonly ids: GPUBuffer;
@@ -197,6 +210,18 @@ export class TokenBatch {
       return { dispatches: list, headFrom };
     };
     this.list = build(WINDOW_TILE);
+    if (prefill.topCandidates) {
+      let input = this.logits;
+      const pipelines = createTopK(device, vocab);
+      const levels = topKLevels(vocab).map((values, level) => {
+        const output = this.own(createStorage(device, batch * topKChunks(values) * TOP_CANDIDATES * 8, `batch-top-${level}`));
+        const pipeline = pipelines[level]!;
+        const step = { pipeline, bindGroup: bindBuffers(device, pipeline, [input, output]), chunks: topKChunks(values) };
+        input = output;
+        return step;
+      });
+      this.top = { levels, output: input };
+    }
     if (windowed) for (const small of SMALL_TILES.filter((t) => t < Math.min(batch, WINDOW_TILE))) this.small.push({ tile: small, list: build(small) });
   }
 
@@ -215,32 +240,47 @@ export class TokenBatch {
 
   /**
    * One decode step of several sequences: a token each, at its place. Resolves each token's greedy next id, and its
-   * logits where `logitsRows` asks for them, once the GPU is done.
+   * logits or best candidates where `wants` asks for them, once the GPU is done.
    */
-  async decode(tokens: readonly number[], places: readonly Place[], logitsRows: readonly boolean[] = []): Promise<BatchStep> {
+  async decode(tokens: readonly number[], places: readonly Place[], wants: readonly RowWant[] = []): Promise<BatchStep> {
     const n = tokens.length;
     if (n > this.batch) throw new RangeError(`a decode batch holds at most ${this.batch} tokens, got ${n}`);
+    const top = this.top;
+    const rows = (want: RowWant) => wants.flatMap((w, row) => (w === want || (want === "logits" && w === "top" && !top) ? [row] : []));
+    const [logitRows, topRows] = [rows("logits"), top ? rows("top") : []];
     const rowBytes = this.vocab * 4;
-    const wanted = logitsRows.flatMap((want, row) => (want ? [row] : []));
-    // The ids first, then each asked-for row of logits, each at an offset getMappedRange accepts (a multiple of 8).
+    const topBytes = TOP_CANDIDATES * 8;
+    // The ids first, then each asked-for row of logits, then the candidates, each at an offset getMappedRange accepts.
     const idBytes = Math.ceil(n / 2) * 8;
     const stride = Math.ceil(rowBytes / 8) * 8;
-    const size = idBytes + wanted.length * stride;
+    const topAt = idBytes + logitRows.length * stride;
+    const size = topAt + topRows.length * topBytes;
     if (!this.staging || this.staging.size < size) {
       this.staging?.destroy();
-      this.staging = this.own(this.device.createBuffer({ size: idBytes + Math.max(wanted.length, 1) * stride, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: "batch-staging" }));
+      this.staging = this.own(this.device.createBuffer({ size: Math.max(size, idBytes + stride), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: "batch-staging" }));
     }
     const staging = this.staging;
     const encoder = this.record(tokens, places, true);
+    if (top && topRows.length > 0) {
+      const pass = encoder.beginComputePass();
+      for (const level of top.levels) {
+        pass.setPipeline(level.pipeline);
+        pass.setBindGroup(0, level.bindGroup);
+        pass.dispatchWorkgroups(level.chunks, n);
+      }
+      pass.end();
+    }
     encoder.copyBufferToBuffer(this.sampled, 0, staging, 0, n * 4);
-    wanted.forEach((row, k) => encoder.copyBufferToBuffer(this.logits, row * rowBytes, staging, idBytes + k * stride, rowBytes));
+    logitRows.forEach((row, k) => encoder.copyBufferToBuffer(this.logits, row * rowBytes, staging, idBytes + k * stride, rowBytes));
+    topRows.forEach((row, k) => encoder.copyBufferToBuffer(top!.output, row * topBytes, staging, topAt + k * topBytes, topBytes));
     this.device.queue.submit([encoder.finish()]);
     await staging.mapAsync(GPUMapMode.READ, 0, size);
     try {
       const ids = [...new Uint32Array(staging.getMappedRange(0, n * 4))];
-      const logits: Array<Float32Array | undefined> = Array.from({ length: n }, () => undefined);
-      wanted.forEach((row, k) => (logits[row] = new Float32Array(staging.getMappedRange(idBytes + k * stride, stride).slice(0, rowBytes))));
-      return { ids, logits };
+      const result: BatchStep = { ids, logits: Array.from({ length: n }, () => undefined), top: Array.from({ length: n }, () => undefined) };
+      logitRows.forEach((row, k) => (result.logits[row] = new Float32Array(staging.getMappedRange(idBytes + k * stride, stride).slice(0, rowBytes))));
+      topRows.forEach((row, k) => (result.top[row] = candidatesOf(staging.getMappedRange(topAt + k * topBytes, topBytes), this.vocab)));
+      return result;
     } finally {
       staging.unmap();
     }
@@ -279,4 +319,13 @@ export class TokenBatch {
     this.buffers.push(buffer);
     return buffer;
   }
+}
+
+/** (logit bits, id) pairs as candidates, best first; padding (rows with fewer finite logits than kept) left out. */
+function candidatesOf(bytes: ArrayBuffer, vocab: number): Candidate[] {
+  const words = new Uint32Array(bytes);
+  const logits = new Float32Array(bytes);
+  const out: Candidate[] = [];
+  for (let k = 0; k < words.length; k += 2) if (words[k + 1]! < vocab) out.push({ id: words[k + 1]!, logit: logits[k]! });
+  return out;
 }
