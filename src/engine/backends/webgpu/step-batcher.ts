@@ -34,8 +34,8 @@ export class StepBatcher {
   constructor(private readonly gpu: GpuDevice, private readonly batch: TokenBatch | undefined) {}
 
   /**
-   * Decodes `token` at the plan's next position; `want` reads back its logits, or its best candidates (given in a
-   * batched step on a GPU; elsewhere the logits come instead).
+   * Decodes `token` at the plan's next position; `want` reads back its logits, or its best candidates (selected on a
+   * GPU; on a software adapter the logits come instead).
    */
   feed(plan: DecodePlan, token: number, want: RowWant): Promise<DecodeStepResult> {
     const place = plan.nextPlace();
@@ -84,7 +84,7 @@ export class StepBatcher {
   private async step(asks: Ask[]): Promise<void> {
     if (asks.length === 1 || !this.batch) {
       // Alone, or without a batch plan: each sequence's own single-token kernels.
-      for (const ask of asks) await ask.plan.step(ask.token, { logits: ask.want !== "id" }).then(ask.resolve, ask.reject);
+      for (const ask of asks) await ask.plan.step(ask.token, { logits: ask.want === "logits", top: ask.want === "top" }).then(ask.resolve, ask.reject);
       return;
     }
     let results;

@@ -6,7 +6,8 @@
  * by level, until one chunk is left: 152k values take three levels. For real GPUs: on a software adapter the barriers
  * of the sort cost more than the CPU's own selection.
  */
-import { createKernel } from "./run-kernel.js";
+import type { Candidate } from "../sampler.js";
+import { bindBuffers, createKernel, createStorage } from "./run-kernel.js";
 
 /** Candidates kept per row (a request's top-k must not exceed it to sample from them). */
 export const TOP_CANDIDATES = 64;
@@ -82,4 +83,52 @@ export function topKChunks(count: number): number {
 /** The pipelines of every level for rows of `count` logits (level 0 reads f32, the others pairs). */
 export function createTopK(device: GPUDevice, count: number): GPUComputePipeline[] {
   return topKLevels(count).map((values, level) => createKernel(device, topKWgsl(level > 0), { COUNT: values }, `top-k-${level}`));
+}
+
+/** The levels over one logits buffer of `rows` rows, bound once, and the buffer the last level fills. */
+export interface TopKPlan {
+  levels: Array<{ pipeline: GPUComputePipeline; bindGroup: GPUBindGroup; chunks: number }>;
+  /** Per row, TOP_CANDIDATES (logit bits, id) pairs, best first. */
+  output: GPUBuffer;
+  /** Every buffer it made. */
+  buffers: GPUBuffer[];
+}
+
+/** Pipelines, buffers and bind groups to select the best candidates of up to `rows` rows of `vocab` logits in `logits`. */
+export function createTopKPlan(device: GPUDevice, logits: GPUBuffer, vocab: number, rows: number): TopKPlan {
+  const pipelines = createTopK(device, vocab);
+  const buffers: GPUBuffer[] = [];
+  let input = logits;
+  const levels = topKLevels(vocab).map((values, level) => {
+    const output = createStorage(device, rows * topKChunks(values) * TOP_CANDIDATES * 8, `top-k-${level}`);
+    buffers.push(output);
+    const pipeline = pipelines[level]!;
+    const step = { pipeline, bindGroup: bindBuffers(device, pipeline, [input, output]), chunks: topKChunks(values) };
+    input = output;
+    return step;
+  });
+  return { levels, output: input, buffers };
+}
+
+/** Records the selection for the first `rows` rows in a compute pass of its own. */
+export function encodeTopK(encoder: GPUCommandEncoder, plan: TopKPlan, rows: number): void {
+  const pass = encoder.beginComputePass();
+  for (const level of plan.levels) {
+    pass.setPipeline(level.pipeline);
+    pass.setBindGroup(0, level.bindGroup);
+    pass.dispatchWorkgroups(level.chunks, rows);
+  }
+  pass.end();
+}
+
+/** Bytes of one row's candidates. */
+export const TOP_CANDIDATE_BYTES = TOP_CANDIDATES * 8;
+
+/** One row's (logit bits, id) pairs as candidates, best first; padding (a row with fewer finite logits) left out. */
+export function candidatesOf(bytes: ArrayBuffer, vocab: number): Candidate[] {
+  const words = new Uint32Array(bytes);
+  const logits = new Float32Array(bytes);
+  const out: Candidate[] = [];
+  for (let k = 0; k < words.length; k += 2) if (words[k + 1]! < vocab) out.push({ id: words[k + 1]!, logit: logits[k]! });
+  return out;
 }

@@ -16,11 +16,14 @@ import { createKvArena, destroyKvArena, slotCaches, type KvArena } from "./kv-ar
 import { RUN_AHEAD_MAX, createRunAheadRing, type RunAheadRing } from "./run-ahead-ring.js";
 import { TokenBatch, type Place } from "./token-batch.js";
 import type { Candidate } from "../sampler.js";
+import { candidatesOf, createTopKPlan, encodeTopK, TOP_CANDIDATE_BYTES, type TopKPlan } from "../kernels/top-k.js";
 
 /** Debug outputs of a step (each costs an extra copy and sync). */
 export interface DecodeStepOptions {
   /** Read back the full logits (parity tests; CPU sampling paths). */
   logits?: boolean;
+  /** Read back only the best candidates, selected on the GPU (plans for GPUs; elsewhere the full logits come instead). */
+  top?: boolean;
   /** Copy the residual stream after every layer and read it back (names the faulty kernel when a layer drifts). */
   residuals?: boolean;
 }
@@ -77,6 +80,8 @@ export class DecodePlan {
   private readonly dispatches: DecodeDispatches;
   private ring: RunAheadRing | undefined;
   private readonly batched: TokenBatch | undefined;
+  /** GPUs: the selection of the best candidates, and a staging buffer for the id and them. */
+  private readonly top: { plan: TopKPlan; staging: GPUBuffer } | undefined;
   /** Made here (not shared with other sequences): destroyed with the plan. */
   private readonly owned: SharedPlan | undefined;
 
@@ -109,6 +114,11 @@ export class DecodePlan {
     this.dispatches = buildDecodeDispatches(gpu.device, config, weights, this.buffers, arena.positions, choices);
     // A shared batch plan evaluates prompts unless this plan asks for token-by-token prompts.
     this.batched = choices.prefillBatch === 1 ? undefined : batch;
+    if (!gpu.info.software) {
+      const plan = createTopKPlan(gpu.device, this.buffers.logits, config.vocabSize, 1);
+      const staging = gpu.device.createBuffer({ size: 8 + TOP_CANDIDATE_BYTES, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: "top-staging" });
+      this.top = { plan, staging };
+    }
   }
 
   /** Where the next token goes in the arena; throws when the context is full. */
@@ -179,19 +189,25 @@ export class DecodePlan {
     const start = performance.now();
     const encoder = device.createCommandEncoder();
     this.encode(encoder, dump);
-    encoder.copyBufferToBuffer(b.token, 0, b.tokenStaging, 0, 4);
+    // The best candidates come with the id in one staging buffer; where the plan cannot select them, the logits come.
+    const top = options.top ? this.top : undefined;
+    if (top) encodeTopK(encoder, top.plan, 1);
+    const staging = top ? top.staging : b.tokenStaging;
+    encoder.copyBufferToBuffer(b.token, 0, staging, 0, 4);
+    if (top) encoder.copyBufferToBuffer(top.plan.output, 0, staging, 8, TOP_CANDIDATE_BYTES);
     const commands = encoder.finish();
     const encoded = performance.now();
     device.queue.submit([commands]);
     const submitted = performance.now();
     this.position++;
-    await b.tokenStaging.mapAsync(GPUMapMode.READ);
+    await staging.mapAsync(GPUMapMode.READ);
     this.lastHostTimes = { encodeMs: encoded - start, submitMs: submitted - encoded, waitMs: performance.now() - submitted };
-    const id = new Uint32Array(b.tokenStaging.getMappedRange(0, 4))[0]!;
-    b.tokenStaging.unmap();
+    const id = new Uint32Array(staging.getMappedRange(0, 4))[0]!;
+    const candidates = top ? candidatesOf(staging.getMappedRange(8, TOP_CANDIDATE_BYTES).slice(0), this.config.vocabSize) : undefined;
+    staging.unmap();
     this.gpu.throwIfFailed();
-    const result: DecodeStepResult = { token: id };
-    if (options.logits) result.logits = new Float32Array(await readBack(device, b.logits, this.config.vocabSize * 4));
+    const result: DecodeStepResult = { token: id, ...(candidates ? { top: candidates } : {}) };
+    if (options.logits || (options.top && !top)) result.logits = new Float32Array(await readBack(device, b.logits, this.config.vocabSize * 4));
     if (dump) {
       const all = new Float32Array(await readBack(device, dump));
       result.residuals = Array.from({ length: this.config.layers }, (_, l) => all.slice(l * this.config.embedding, (l + 1) * this.config.embedding));
@@ -246,7 +262,7 @@ export class DecodePlan {
     this.owned?.batch?.destroy();
     if (this.owned) destroyKvArena(this.owned.arena);
     destroyDecodeBuffers(this.buffers);
-    for (const buffer of Object.values(this.ring ?? {})) buffer.destroy();
+    for (const buffer of [...Object.values(this.ring ?? {}), ...(this.top ? [...this.top.plan.buffers, this.top.staging] : [])]) buffer.destroy();
   }
 
   private encode(encoder: GPUCommandEncoder, dump: GPUBuffer | undefined): void {

@@ -21,7 +21,7 @@ import { balancedLaunch } from "../kernels/gemv.js";
 import { createRmsNorm } from "../kernels/rms-norm.js";
 import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
 import { bindBuffers, createStorage, createUniform, groupsFor, type BufferRange } from "../kernels/run-kernel.js";
-import { createTopK, TOP_CANDIDATES, topKChunks, topKLevels } from "../kernels/top-k.js";
+import { candidatesOf, createTopKPlan, encodeTopK, TOP_CANDIDATE_BYTES, type TopKPlan } from "../kernels/top-k.js";
 import type { Candidate } from "../sampler.js";
 import { encodeStep, STEP_BYTES } from "../kernels/step.js";
 import type { DecodeWeights, GpuMatrix } from "./decode-weights.js";
@@ -95,8 +95,8 @@ export class TokenBatch {
   /** Dispatches for any batch, and (software adapters) for batches up to each of SMALL_TILES tokens. */
   private readonly list: DispatchList;
   private readonly small: Array<{ tile: number; list: DispatchList }> = [];
-  /** The top-k levels (each a dispatch of `chunks` workgroups per row) and the buffer the last one fills. */
-  private readonly top: { levels: Array<{ pipeline: GPUComputePipeline; bindGroup: GPUBindGroup; chunks: number }>; output: GPUBuffer } | undefined;
+  /** The selection of rows' best candidates (topCandidates). */
+  private readonly top: TopKPlan | undefined;
   private readonly buffers: GPUBuffer[] = [];
   private readonly step: GPUBuffer;
   private readonly ids: GPUBuffer;
@@ -211,16 +211,8 @@ export class TokenBatch {
     };
     this.list = build(WINDOW_TILE);
     if (prefill.topCandidates) {
-      let input = this.logits;
-      const pipelines = createTopK(device, vocab);
-      const levels = topKLevels(vocab).map((values, level) => {
-        const output = this.own(createStorage(device, batch * topKChunks(values) * TOP_CANDIDATES * 8, `batch-top-${level}`));
-        const pipeline = pipelines[level]!;
-        const step = { pipeline, bindGroup: bindBuffers(device, pipeline, [input, output]), chunks: topKChunks(values) };
-        input = output;
-        return step;
-      });
-      this.top = { levels, output: input };
+      this.top = createTopKPlan(device, this.logits, vocab, batch);
+      this.buffers.push(...this.top.buffers);
     }
     if (windowed) for (const small of SMALL_TILES.filter((t) => t < Math.min(batch, WINDOW_TILE))) this.small.push({ tile: small, list: build(small) });
   }
@@ -249,7 +241,7 @@ export class TokenBatch {
     const rows = (want: RowWant) => wants.flatMap((w, row) => (w === want || (want === "logits" && w === "top" && !top) ? [row] : []));
     const [logitRows, topRows] = [rows("logits"), top ? rows("top") : []];
     const rowBytes = this.vocab * 4;
-    const topBytes = TOP_CANDIDATES * 8;
+    const topBytes = TOP_CANDIDATE_BYTES;
     // The ids first, then each asked-for row of logits, then the candidates, each at an offset getMappedRange accepts.
     const idBytes = Math.ceil(n / 2) * 8;
     const stride = Math.ceil(rowBytes / 8) * 8;
@@ -261,15 +253,7 @@ export class TokenBatch {
     }
     const staging = this.staging;
     const encoder = this.record(tokens, places, true);
-    if (top && topRows.length > 0) {
-      const pass = encoder.beginComputePass();
-      for (const level of top.levels) {
-        pass.setPipeline(level.pipeline);
-        pass.setBindGroup(0, level.bindGroup);
-        pass.dispatchWorkgroups(level.chunks, n);
-      }
-      pass.end();
-    }
+    if (top && topRows.length > 0) encodeTopK(encoder, top, n);
     encoder.copyBufferToBuffer(this.sampled, 0, staging, 0, n * 4);
     logitRows.forEach((row, k) => encoder.copyBufferToBuffer(this.logits, row * rowBytes, staging, idBytes + k * stride, rowBytes));
     topRows.forEach((row, k) => encoder.copyBufferToBuffer(top!.output, row * topBytes, staging, topAt + k * topBytes, topBytes));
@@ -319,13 +303,4 @@ export class TokenBatch {
     this.buffers.push(buffer);
     return buffer;
   }
-}
-
-/** (logit bits, id) pairs as candidates, best first; padding (rows with fewer finite logits than kept) left out. */
-function candidatesOf(bytes: ArrayBuffer, vocab: number): Candidate[] {
-  const words = new Uint32Array(bytes);
-  const logits = new Float32Array(bytes);
-  const out: Candidate[] = [];
-  for (let k = 0; k < words.length; k += 2) if (words[k + 1]! < vocab) out.push({ id: words[k + 1]!, logit: logits[k]! });
-  return out;
 }
