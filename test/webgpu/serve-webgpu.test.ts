@@ -1,12 +1,13 @@
 /**
  * The real default model served from the WebGPU backend, through both surfaces with the official SDKs: a short
  * non-streaming Anthropic message and a streamed OpenAI chat completion, each with real usage, and grammar-constrained
- * output (forced tool calls, JSON schema response format) valid against the request's schema.
+ * output (forced tool calls, JSON schema response format) valid against the request's schema, and two streams decoding
+ * in shared steps when one of them is abandoned.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { Ajv } from "ajv";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, TEST_MODEL, type TestServer } from "../helpers/server.js";
 import { webGpuAvailable } from "../helpers/webgpu.js";
 
@@ -100,5 +101,33 @@ describe.skipIf(!available)("kiln serve with the WebGPU backend", () => {
     });
     expect(completion.choices[0]!.finish_reason).toBe("stop");
     expect(new Ajv().validate(WEATHER_SCHEMA, JSON.parse(completion.choices[0]!.message.content!))).toBe(true);
+  });
+
+  it("keeps serving when one of two streams decoding in shared steps is abandoned", async () => {
+    const client = new OpenAI({ apiKey: KEY, baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const ask = (content: string, signal?: AbortSignal) =>
+      client.chat.completions.create({ model: TEST_MODEL, max_tokens: 40, temperature: 0, stream: true, messages: [{ role: "user", content }] }, { signal });
+    const leaving = new AbortController();
+    const [abandoned, kept] = await Promise.all([ask("Tell a story about a kiln.", leaving.signal), ask("Tell a story about a river.")]);
+    const read = async (stream: typeof kept, stopAfter = Infinity) => {
+      let chunks = 0;
+      let finish: string | null | undefined;
+      try {
+        for await (const chunk of stream) {
+          finish = chunk.choices[0]?.finish_reason ?? finish;
+          if (++chunks === stopAfter) leaving.abort();
+        }
+      } catch (error) {
+        if (!leaving.signal.aborted) throw error;
+      }
+      return { chunks, finish };
+    };
+    const [left, finished] = await Promise.all([read(abandoned, 3), read(kept)]);
+    expect(left.finish).toBeUndefined();
+    expect(finished.finish).toMatch(/^(stop|length)$/);
+    // The abandoned sequence's slot is free again: the next request is served.
+    const next = await client.chat.completions.create({ model: TEST_MODEL, max_tokens: 4, temperature: 0, messages: [{ role: "user", content: "Say hi." }] });
+    expect(next.choices[0]!.message.content!.length).toBeGreaterThan(0);
+    await vi.waitFor(() => expect(server.engine.stats().activeSequences).toBe(0));
   });
 });
