@@ -67,7 +67,7 @@ describe.skipIf(!available).each([
   it("gives every sequence the logits it gets decoded alone", async () => {
     const prompts = PROMPTS.map((p) => vocab.tokenize(p, true) as number[]);
     const arena = createKvArena(gpu.device, config, CTX, prompts.length);
-    const batch = createTokenBatch(device(), config, weights, arena, 16);
+    const batch = createTokenBatch(device(), config, weights, arena, { batch: 16, decodeRows: prompts.length });
     const shared = { arena, batch };
     const batched = prompts.map((_, slot) => new DecodePlan(device(), config, weights, CTX, {}, { ...shared, slot }));
     const alone = prompts.map(() => new DecodePlan(device(), config, weights, CTX));

@@ -63,7 +63,7 @@ export class StepBatcher {
   }
 
   private async run(): Promise<void> {
-    const most = this.batch?.batch ?? 1;
+    const most = this.batch?.decodeRows ?? 1;
     const asks = this.waiting.splice(0, most);
     this.running = true;
     const start = performance.now();

@@ -59,7 +59,7 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
     // `parallel` sequences at once.
     const promptBatch = options.promptBatch ?? 64;
     const most = Math.max(promptBatch, parallel);
-    if (most > 1) batch = createTokenBatch(options.gpu, config, weights, kv, most);
+    if (most > 1) batch = createTokenBatch(options.gpu, config, weights, kv, { batch: most, decodeRows: parallel });
     const shared = { arena: kv, batch };
     const plans = Array.from({ length: parallel }, (_, slot) => new DecodePlan(options.gpu, config, weights, ctxSize, { prefillBatch: promptBatch }, { ...shared, slot }));
     const size = (await stat(options.path)).size;

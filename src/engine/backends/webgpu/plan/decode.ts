@@ -61,9 +61,9 @@ export interface SharedPlan {
  * The batch plan's choices for an adapter: the portable windowed kernels spread over `threads` on software adapters;
  * on GPUs, the split-K kernels and the best candidates of sampled rows selected on the GPU.
  */
-export function createTokenBatch(gpu: GpuDevice, config: LlamaConfig, weights: DecodeWeights, arena: KvArena, batch: number, threads = Math.min(availableParallelism(), 16)): TokenBatch {
+export function createTokenBatch(gpu: GpuDevice, config: LlamaConfig, weights: DecodeWeights, arena: KvArena, sizes: { batch: number; decodeRows: number }, threads = Math.min(availableParallelism(), 16)): TokenBatch {
   const software = gpu.info.software;
-  return new TokenBatch(gpu.device, config, weights, arena, { batch, windowThreads: software ? threads : undefined, topCandidates: !software });
+  return new TokenBatch(gpu.device, config, weights, arena, { ...sizes, windowThreads: software ? threads : undefined, topCandidates: !software });
 }
 
 /** A loaded model's decode loop for one sequence. */
@@ -104,7 +104,8 @@ export class DecodePlan {
     if (!shared) {
       const arena = createKvArena(gpu.device, config, maxCtx, 1, choices.kvCache);
       const batch = choices.prefillBatch ?? DEFAULT_PREFILL_BATCH;
-      this.owned = { arena, batch: batch > 1 ? createTokenBatch(gpu, config, weights, arena, batch, choices.threads) : undefined };
+      // Alone, the plan decodes with its own kernels: its batch plan evaluates prompts only.
+      this.owned = { arena, batch: batch > 1 ? createTokenBatch(gpu, config, weights, arena, { batch, decodeRows: 1 }, choices.threads) : undefined };
     }
     const { arena, batch } = shared ?? this.owned!;
     this.slot = shared?.slot ?? 0;

@@ -83,6 +83,8 @@ export interface TokenBatchOptions {
   windowThreads?: number;
   /** Select each row's best candidates on the GPU when a decode asks for them (GPUs; see kernels/top-k.ts). */
   topCandidates?: boolean;
+  /** Most tokens of a decode step (the sequences decoded at once): rows of logits it holds (default `batch`). */
+  decodeRows?: number;
 }
 
 /** A batch's dispatches: the layers', then (decode only) the output norm, LM head and argmax from `headFrom` on. */
@@ -110,6 +112,8 @@ export class TokenBatch {
   private readonly tileSteps: GPUBuffer[] = [];
   /** Most tokens per batch. */
   readonly batch: number;
+  /** Most tokens per decode step. */
+  readonly decodeRows: number;
 
   constructor(
     private readonly device: GPUDevice,
@@ -122,17 +126,19 @@ export class TokenBatch {
     const shape: AttentionShape = { heads, kvHeads, headDim, maxCtx: arena.positions, kv: arena.kv };
     const qkvRows = (heads + 2 * kvHeads) * headDim;
     const batch = (this.batch = prefill.batch);
+    // Only a decode step has logits: a 64-token prompt chunk of a 152k vocabulary would otherwise hold 39 MB of them.
+    const rows = (this.decodeRows = Math.min(prefill.decodeRows ?? batch, batch));
     const vocab = (this.vocab = w.output.reduce((n, m) => n + m.rows, 0));
     const windowed = prefill.windowThreads !== undefined;
     this.step = this.own(createUniform(device, STEP_BYTES, "batch-step"));
     if (windowed) for (let k = 0; k < Math.ceil(batch / GEMM_TILE); k++) this.tileSteps.push(this.own(createUniform(device, STEP_BYTES, "prefill-tile-step")));
-    // Whole tiles of rows, so every tile's window lies inside the buffer.
-    const rows = Math.ceil(batch / WINDOW_TILE) * WINDOW_TILE;
-    const f32 = (count: number, label: string) => this.own(createStorage(device, rows * count * 4, label, windowed ? GPUBufferUsage.UNIFORM : 0));
+    // Whole tiles of tokens, so every tile's window lies inside the buffer.
+    const tokens = Math.ceil(batch / WINDOW_TILE) * WINDOW_TILE;
+    const f32 = (count: number, label: string) => this.own(createStorage(device, tokens * count * 4, label, windowed ? GPUBufferUsage.UNIFORM : 0));
     this.ids = this.own(createStorage(device, batch * 4, "batch-ids"));
     this.places = this.own(createStorage(device, batch * 8, "batch-places"));
-    this.sampled = this.own(createStorage(device, batch * 4, "batch-sampled"));
-    this.logits = this.own(createStorage(device, batch * vocab * 4, "batch-logits"));
+    this.sampled = this.own(createStorage(device, rows * 4, "batch-sampled"));
+    this.logits = this.own(createStorage(device, rows * vocab * 4, "batch-logits"));
     const x = f32(d, "prefill-x");
     const normed = f32(d, "prefill-normed");
     const qkv = f32(qkvRows, "prefill-qkv");
@@ -178,7 +184,7 @@ export class TokenBatch {
     const attentionLanes = windowed ? undefined : CAUSAL_ATTENTION_LANES;
     const attention = createCausalAttention(device, shape, attentionLanes);
     const argmax = createArgmax(device, vocab);
-    const partial = this.own(createStorage(device, batch * argmaxChunks(vocab) * 8, "batch-argmax-partial"));
+    const partial = this.own(createStorage(device, rows * argmaxChunks(vocab) * 8, "batch-argmax-partial"));
     const build = (tokens: number): DispatchList => {
       list = [];
       tile = tokens;
@@ -211,7 +217,7 @@ export class TokenBatch {
     };
     this.list = build(WINDOW_TILE);
     if (prefill.topCandidates) {
-      this.top = createTopKPlan(device, this.logits, vocab, batch);
+      this.top = createTopKPlan(device, this.logits, vocab, rows);
       this.buffers.push(...this.top.buffers);
     }
     if (windowed) for (const small of SMALL_TILES.filter((t) => t < Math.min(batch, WINDOW_TILE))) this.small.push({ tile: small, list: build(small) });
@@ -236,7 +242,7 @@ export class TokenBatch {
    */
   async decode(tokens: readonly number[], places: readonly Place[], wants: readonly RowWant[] = []): Promise<BatchStep> {
     const n = tokens.length;
-    if (n > this.batch) throw new RangeError(`a decode batch holds at most ${this.batch} tokens, got ${n}`);
+    if (n > this.decodeRows) throw new RangeError(`a decode step holds at most ${this.decodeRows} tokens, got ${n}`);
     const top = this.top;
     const rows = (want: RowWant) => wants.flatMap((w, row) => (w === want || (want === "logits" && w === "top" && !top) ? [row] : []));
     const [logitRows, topRows] = [rows("logits"), top ? rows("top") : []];
