@@ -1,7 +1,8 @@
 /**
  * `npm run bench:webgpu -- --profile`: where a WebGPU decode token's time goes, on the plan the engine would use for
  * this adapter. Per kernel class: GPU ms per token (timestamp queries when the adapter offers them, else each class
- * replayed alone); on the host: recording, submission and the wait for the sampled id. Writes
+ * replayed alone); on the host: recording, submission and the wait for the sampled id. Then the same per kernel class
+ * for one 64-token prompt chunk through the batch plan (BENCH_PROMPT_ROUNDS runs of it, default 4). Writes
  * bench/results/<date>-<host>-webgpu-profile[-model].{json,md}. Env: BENCH_MODEL_PATH (default: the store's default
  * model), BENCH_GENERATE (profiled tokens, default 16), BENCH_TAG (suffix of the result files).
  */
@@ -16,10 +17,11 @@ const webgpu = "../dist/engine/backends/webgpu";
 const { openGpuDevice } = await import(`${webgpu}/device.js`);
 const { openGgufTensors } = await import(`${webgpu}/gguf/read-tensors.js`);
 const { readLlamaConfig } = await import(`${webgpu}/model/llama-config.js`);
-const { DecodePlan } = await import(`${webgpu}/plan/decode.js`);
+const { createTokenBatch, DecodePlan } = await import(`${webgpu}/plan/decode.js`);
+const { createKvArena, destroyKvArena } = await import(`${webgpu}/plan/kv-arena.js`);
 const { uploadDecodeWeights } = await import(`${webgpu}/plan/decode-weights.js`);
 const { WeightArena } = await import(`${webgpu}/plan/weight-arena.js`);
-const { profileDecode } = await import(`${webgpu}/plan/decode-profile.js`);
+const { profileDecode, profilePromptChunk } = await import(`${webgpu}/plan/decode-profile.js`);
 
 const settings = readSettings();
 const tokens = Number(process.env.BENCH_GENERATE ?? 16);
@@ -31,7 +33,11 @@ const gpu = await openGpuDevice();
 const file = await openGgufTensors(settings.modelPath);
 const config = readLlamaConfig(file.header);
 const arena = new WeightArena(gpu.device);
-const plan = new DecodePlan(gpu, config, await uploadDecodeWeights(file, config, arena), 1024);
+const weights = await uploadDecodeWeights(file, config, arena);
+// The plan and the batch plan that evaluates its prompt, as a model of one sequence has them.
+const kv = createKvArena(gpu.device, config, 1024, 1);
+const batch = createTokenBatch(gpu, config, weights, kv, { batch: 64, decodeRows: 1 });
+const plan = new DecodePlan(gpu, config, weights, 1024, {}, { arena: kv, batch, slot: 0 });
 log(`${basename(settings.modelPath)} on ${gpu.info.device} (${gpu.info.backend}), ${plan.dispatchCount} dispatches per token`);
 // A 64-token prompt, then two warm-up steps: llvmpipe compiles each pipeline on its first dispatch.
 const prompt = Array.from({ length: 64 }, (_, i) => 100 + ((i * 37) % 500));
@@ -39,12 +45,19 @@ await plan.prefill(prompt.slice(0, -1));
 await plan.step(prompt.at(-1));
 await plan.step();
 const profile = await profileDecode(gpu.device, plan, tokens);
+// A 64-token chunk placed after everything decoded so far (the rounds overwrite the same positions).
+const chunk = Array.from({ length: 64 }, (_, i) => 200 + ((i * 53) % 700));
+const promptRounds = Number(process.env.BENCH_PROMPT_ROUNDS ?? 4);
+const promptKernels = await profilePromptChunk(gpu.device, batch, chunk, chunk.map((_, i) => [0, plan.position + i]), promptRounds);
 plan.destroy();
+batch.destroy();
+destroyKvArena(kv);
 arena.destroy();
 gpu.destroy();
 
 const gpuMs = profile.kernels.reduce((sum, k) => sum + k.ms, 0);
-const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile };
+const promptMs = promptKernels.reduce((sum, k) => sum + k.ms, 0);
+const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile, promptChunk: { tokens: chunk.length, rounds: promptRounds, kernels: promptKernels } };
 const markdown = [
   `# kiln WebGPU decode profile — ${result.date} on ${hostname()}`,
   "",
@@ -62,6 +75,13 @@ const markdown = [
   "| --- | --- | --- | --- |",
   ...profile.kernels.map((k) => `| ${k.kind} | ${k.dispatches} | ${round(k.ms, 3)} | ${Math.round((100 * k.ms) / gpuMs)}% |`),
   `| all | ${profile.dispatchesPerToken} | ${round(gpuMs, 3)} | 100% |`,
+  "",
+  `A ${chunk.length}-token prompt chunk through the batch plan (mean of ${promptRounds} runs; ${round(promptMs / chunk.length, 3)} ms a token, ${Math.round((1000 * chunk.length) / promptMs)} tok/s of GPU time):`,
+  "",
+  "| kernel class | dispatches per chunk | ms per chunk | share |",
+  "| --- | --- | --- | --- |",
+  ...promptKernels.map((k) => `| ${k.kind} | ${k.dispatches} | ${round(k.ms, 3)} | ${Math.round((100 * k.ms) / promptMs)}% |`),
+  `| all | ${promptKernels.reduce((n, k) => n + k.dispatches, 0)} | ${round(promptMs, 3)} | 100% |`,
   "",
 ].join("\n");
 writeWebGpuResult("-profile", settings.modelPath, started, result, markdown);

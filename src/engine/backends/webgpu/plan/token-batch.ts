@@ -45,6 +45,8 @@ export interface BatchStep {
 
 /** A prebuilt dispatch whose grid depends on the batch's token count. */
 interface BatchDispatch {
+  /** Its kernel class (what a profile groups timings by). */
+  kind: string;
   pipeline: GPUComputePipeline;
   bindGroup: GPUBindGroup;
   grid(tokens: number): number | [x: number, y: number];
@@ -153,30 +155,30 @@ export class TokenBatch {
     // The list being built, and the tokens of its GEMMs' windows.
     let list: BatchDispatch[] = [];
     let tile = WINDOW_TILE;
-    const add = (pipeline: GPUComputePipeline, buffers: BufferRange[], grid: BatchDispatch["grid"]) =>
-      list.push({ pipeline, bindGroup: bindBuffers(device, pipeline, buffers), grid });
-    const gemm = (m: GpuMatrix, options: Omit<GemmOptions, "type">, input: GPUBuffer, output: GPUBuffer, extra: BufferRange[] = [], yStride = m.rows, yOffset = 0) => {
+    const add = (kind: string, pipeline: GPUComputePipeline, buffers: BufferRange[], grid: BatchDispatch["grid"]) =>
+      list.push({ kind, pipeline, bindGroup: bindBuffers(device, pipeline, buffers), grid });
+    const gemm = (kind: string, m: GpuMatrix, options: Omit<GemmOptions, "type">, input: GPUBuffer, output: GPUBuffer, extra: BufferRange[] = [], yStride = m.rows, yOffset = 0) => {
       const matrix = { type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset };
       if (!windowed) {
         const pipeline = cached(["gemm-split-k", options, matrix], () => createSplitKGemm(device, { ...options, ...matrix }));
-        return add(pipeline, [this.step, input, output, ...m.planes, ...extra], (n) => splitKGrid(m.rows, n));
+        return add(kind, pipeline, [this.step, input, output, ...m.planes, ...extra], (n) => splitKGrid(m.rows, n));
       }
       // A window too wide for the uniform limits falls back to the portable kernel reading storage.
       const parts = windowParts(device.limits, m.cols, tile);
       const launch = parts ? balancedLaunch(Math.ceil(m.rows / GEMM_ROWS), prefill.windowThreads) : undefined;
       const window = parts && launch ? { cols: m.cols, tokens: tile, workgroupSize: launch.workgroupSize, parts } : undefined;
       const pipeline = cached(["gemm", options, matrix, window], () => createGemm(device, { ...options, ...matrix, window }));
-      if (!window || !launch) return add(pipeline, [this.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
+      if (!window || !launch) return add(kind, pipeline, [this.step, input, output, ...m.planes, ...extra], (n) => groupsFor(gemmInvocations(m.rows, n)));
       const partTokens = tile / window.parts;
       const bytes = gemmWindowBytes(m.cols, partTokens);
       // A small tile's list serves batches of at most `tile` tokens: one window, from the first token.
       for (let first = 0; first < (tile === WINDOW_TILE ? batch : 1); first += tile) {
         const [x, ...rest] = Array.from({ length: window.parts }, (_, p) => ({ buffer: input, offset: (first + p * partTokens) * m.cols * 4, size: bytes }));
         const bindGroup = bindBuffers(device, pipeline, [this.tileSteps[first / GEMM_TILE]!, x!, output, ...m.planes, ...extra, ...rest]);
-        list.push({ pipeline, bindGroup, grid: () => launch.workgroups, first });
+        list.push({ kind, pipeline, bindGroup, grid: () => launch.workgroups, first });
       }
     };
-    const norm = (gain: BufferRange) => add(cached(["norm"], () => createRmsNorm(device, batch, d, eps)), [x, normed, gain], groupsFor);
+    const norm = (gain: BufferRange) => add("rms-norm", cached(["norm"], () => createRmsNorm(device, batch, d, eps)), [x, normed, gain], groupsFor);
     const places = { buffer: this.places, size: batch * 8 };
     const nb = w.embeddings.cols / 32;
     const embed = createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols);
@@ -188,31 +190,31 @@ export class TokenBatch {
     const build = (tokens: number): DispatchList => {
       list = [];
       tile = tokens;
-      add(embed, [{ buffer: this.ids, size: batch * 4 }, x, ...w.embeddings.planes], (n) => groupsFor(n * nb));
+      add("embed", embed, [{ buffer: this.ids, size: batch * 4 }, x, ...w.embeddings.planes], (n) => groupsFor(n * nb));
       w.layers.forEach((layer, i) => {
         norm(layer.attnNorm);
         let offset = 0;
         layer.qkv.forEach((m) => {
           const bias = layer.qkvBias && { buffer: layer.qkvBias.buffer, offset: layer.qkvBias.offset + offset * 4, size: m.rows * 4 };
-          gemm(m, { bias: bias !== undefined }, normed, qkv, bias ? [bias] : [], qkvRows, offset);
+          gemm("qkv", m, { bias: bias !== undefined }, normed, qkv, bias ? [bias] : [], qkvRows, offset);
           offset += m.rows;
         });
-        add(rope, [this.step, qkv, arena.ropeTable, arena.keys[i]!, arena.values[i]!, places], (n) => groupsFor(ropeKvInvocations(shape, w.ropeStyle, n)));
-        add(attention, [this.step, qkv, arena.keys[i]!, arena.values[i]!, attn, places], (n) => (attentionLanes ? [heads, n] : groupsFor(heads * n)));
-        gemm(layer.o, { epilogue: "residual" }, attn, x);
+        add("rope-kv", rope, [this.step, qkv, arena.ropeTable, arena.keys[i]!, arena.values[i]!, places], (n) => groupsFor(ropeKvInvocations(shape, w.ropeStyle, n)));
+        add("attention", attention, [this.step, qkv, arena.keys[i]!, arena.values[i]!, attn, places], (n) => (attentionLanes ? [heads, n] : groupsFor(heads * n)));
+        gemm("o-residual", layer.o, { epilogue: "residual" }, attn, x);
         norm(layer.ffnNorm);
-        gemm(layer.gate, { epilogue: "swiglu" }, normed, hidden, layer.up.planes);
-        gemm(layer.down, { epilogue: "residual" }, hidden, x);
+        gemm("gate-up-swiglu", layer.gate, { epilogue: "swiglu" }, normed, hidden, layer.up.planes);
+        gemm("down-residual", layer.down, { epilogue: "residual" }, hidden, x);
       });
       const headFrom = list.length;
       norm(w.outputNorm);
       let row = 0;
       for (const shard of w.output) {
-        gemm(shard, {}, normed, this.logits, [], vocab, row);
+        gemm("lm-head", shard, {}, normed, this.logits, [], vocab, row);
         row += shard.rows;
       }
-      add(argmax.chunks, [this.logits, partial], (n) => [groupsFor(argmaxChunks(vocab)), n]);
-      add(argmax.finish, [partial, this.sampled], (n) => [1, n]);
+      add("argmax", argmax.chunks, [this.logits, partial], (n) => [groupsFor(argmaxChunks(vocab)), n]);
+      add("argmax", argmax.finish, [partial, this.sampled], (n) => [1, n]);
       return { dispatches: list, headFrom };
     };
     this.list = build(WINDOW_TILE);
@@ -280,26 +282,34 @@ export class TokenBatch {
     for (const buffer of this.buffers) buffer.destroy();
   }
 
-  /** Records one batch of at most `batch` tokens: the layers, and with `head` the LM head and argmax. */
-  private record(tokens: readonly number[], places: readonly Place[], head: boolean): GPUCommandEncoder {
+  /**
+   * Writes a batch's tokens, places and step uniforms (at most `batch` tokens) to the queue and returns its dispatches
+   * with their grids: the layers, and with `head` the LM head and argmax. A submit right after runs the batch.
+   */
+  prepare(tokens: readonly number[], places: readonly Place[], head: boolean): Array<{ kind: string; pipeline: GPUComputePipeline; bindGroup: GPUBindGroup; workgroups: number | [number, number] }> {
     const { queue } = this.device;
     const n = tokens.length;
     queue.writeBuffer(this.ids, 0, Uint32Array.from(tokens));
     queue.writeBuffer(this.places, 0, Uint32Array.from(places.flat()));
     queue.writeBuffer(this.step, 0, encodeStep(0, n));
     this.tileSteps.forEach((step, tile) => queue.writeBuffer(step, 0, encodeStep(0, n, tile * GEMM_TILE)));
+    const { dispatches, headFrom } = this.small.find((s) => n <= s.tile)?.list ?? this.list;
+    return dispatches
+      .slice(0, head ? dispatches.length : headFrom)
+      .filter((d) => d.first === undefined || d.first < n)
+      .map(({ kind, pipeline, bindGroup, grid }) => ({ kind, pipeline, bindGroup, workgroups: grid(n) }));
+  }
+
+  /** Records one batch (see prepare) in one compute pass. */
+  private record(tokens: readonly number[], places: readonly Place[], head: boolean): GPUCommandEncoder {
+    const dispatches = this.prepare(tokens, places, head);
     const encoder = this.device.createCommandEncoder();
     const pass = encoder.beginComputePass();
-    const { dispatches, headFrom } = this.small.find((s) => n <= s.tile)?.list ?? this.list;
-    const end = head ? dispatches.length : headFrom;
-    for (let i = 0; i < end; i++) {
-      const d = dispatches[i]!;
-      if (d.first !== undefined && d.first >= n) continue;
+    for (const d of dispatches) {
       pass.setPipeline(d.pipeline);
       pass.setBindGroup(0, d.bindGroup);
-      const grid = d.grid(n);
-      if (typeof grid === "number") pass.dispatchWorkgroups(grid);
-      else pass.dispatchWorkgroups(...grid);
+      if (typeof d.workgroups === "number") pass.dispatchWorkgroups(d.workgroups);
+      else pass.dispatchWorkgroups(...d.workgroups);
     }
     pass.end();
     return encoder;
