@@ -8,20 +8,18 @@
  * each does alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Llama, LlamaModel } from "node-llama-cpp";
-import { openGpuDevice, type GpuDevice } from "../../src/engine/backends/webgpu/device.js";
-import { openGgufTensors } from "../../src/engine/backends/webgpu/gguf/read-tensors.js";
-import { readLlamaConfig, type LlamaConfig } from "../../src/engine/backends/webgpu/model/llama-config.js";
+import type { LlamaModel } from "node-llama-cpp";
+import type { GpuDevice } from "../../src/engine/backends/webgpu/device.js";
+import type { LlamaConfig } from "../../src/engine/backends/webgpu/model/llama-config.js";
 import { createTokenBatch, DecodePlan } from "../../src/engine/backends/webgpu/plan/decode.js";
-import { uploadDecodeWeights, type DecodeWeights } from "../../src/engine/backends/webgpu/plan/decode-weights.js";
+import type { DecodeWeights } from "../../src/engine/backends/webgpu/plan/decode-weights.js";
 import { createKvArena, destroyKvArena } from "../../src/engine/backends/webgpu/plan/kv-arena.js";
 import { TOP_CANDIDATES } from "../../src/engine/backends/webgpu/kernels/top-k.js";
-import { WeightArena } from "../../src/engine/backends/webgpu/plan/weight-arena.js";
 import { loadWebGpuModel, type WebGpuModel } from "../../src/engine/backends/webgpu/webgpu-model.js";
 import { sequentialIds } from "../../src/lib/ids.js";
 import { realModelPath } from "../helpers/real-model.js";
 import { readEvents, textOf, userRequest } from "../helpers/stream-events.js";
-import { asRealGpu, webGpuAvailable } from "../helpers/webgpu.js";
+import { asRealGpu, openDefaultModelOnGpu, webGpuAvailable } from "../helpers/webgpu.js";
 
 const CTX = 256;
 const STEPS = 6;
@@ -34,31 +32,16 @@ const PROMPTS = [
 const LOGIT_TOLERANCE = 1e-4;
 
 const available = await webGpuAvailable();
-let llama: Llama;
+let opened: Awaited<ReturnType<typeof openDefaultModelOnGpu>>;
 let vocab: LlamaModel;
 let gpu: GpuDevice;
-let weightArena: WeightArena;
 let config: LlamaConfig;
 let weights: DecodeWeights;
 
 beforeAll(async () => {
-  if (!available) return;
-  const path = realModelPath();
-  const { getLlama } = await import("node-llama-cpp");
-  llama = await getLlama({ build: "never", gpu: false });
-  vocab = await llama.loadModel({ modelPath: path, vocabOnly: true });
-  gpu = await openGpuDevice();
-  const file = await openGgufTensors(path);
-  config = readLlamaConfig(file.header);
-  weightArena = new WeightArena(gpu.device);
-  weights = await uploadDecodeWeights(file, config, weightArena);
+  if (available) ({ vocab, gpu, config, weights } = opened = await openDefaultModelOnGpu());
 });
-afterAll(async () => {
-  weightArena?.destroy();
-  gpu?.destroy();
-  await vocab?.dispose();
-  await llama?.dispose();
-});
+afterAll(async () => opened?.dispose());
 
 describe.skipIf(!available).each([
   ["this adapter's plan", () => gpu],

@@ -6,15 +6,9 @@
  * and the first logits nearly so.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Llama, LlamaModel, Token } from "node-llama-cpp";
-import { openGpuDevice, type GpuDevice } from "../../src/engine/backends/webgpu/device.js";
-import { openGgufTensors } from "../../src/engine/backends/webgpu/gguf/read-tensors.js";
-import { readLlamaConfig } from "../../src/engine/backends/webgpu/model/llama-config.js";
+import type { LlamaModel, Token } from "node-llama-cpp";
 import { DecodePlan } from "../../src/engine/backends/webgpu/plan/decode.js";
-import { uploadDecodeWeights } from "../../src/engine/backends/webgpu/plan/decode-weights.js";
-import { WeightArena } from "../../src/engine/backends/webgpu/plan/weight-arena.js";
-import { realModelPath } from "../helpers/real-model.js";
-import { asRealGpu, webGpuAvailable } from "../helpers/webgpu.js";
+import { asRealGpu, openDefaultModelOnGpu, webGpuAvailable } from "../helpers/webgpu.js";
 
 const GENERATED = 16;
 const PROMPT = "<|im_start|>user\nExplain in three short sentences why the sky is blue during the day, why sunsets are red and orange, and why clouds look white or grey.<|im_end|>\n<|im_start|>assistant\n";
@@ -22,34 +16,23 @@ const PROMPT = "<|im_start|>user\nExplain in three short sentences why the sky i
 const LOGIT_TOLERANCE = 1e-4;
 
 const available = await webGpuAvailable();
-let llama: Llama;
+let opened: Awaited<ReturnType<typeof openDefaultModelOnGpu>>;
 let vocab: LlamaModel;
-let gpu: GpuDevice;
-let arena: WeightArena;
 let portable: DecodePlan;
 let splitK: DecodePlan;
 
 beforeAll(async () => {
   if (!available) return;
-  const path = realModelPath();
-  const { getLlama } = await import("node-llama-cpp");
-  llama = await getLlama({ build: "never", gpu: false });
-  vocab = await llama.loadModel({ modelPath: path, vocabOnly: true });
-  gpu = await openGpuDevice();
-  const file = await openGgufTensors(path);
-  const config = readLlamaConfig(file.header);
-  arena = new WeightArena(gpu.device);
-  const weights = await uploadDecodeWeights(file, config, arena);
+  opened = await openDefaultModelOnGpu();
+  const { gpu, config, weights } = opened;
+  vocab = opened.vocab;
   portable = new DecodePlan(gpu, config, weights, 256, { prefillBatch: 16 });
   splitK = new DecodePlan(asRealGpu(gpu), config, weights, 256, { prefillBatch: 16 });
 });
 afterAll(async () => {
   portable?.destroy();
   splitK?.destroy();
-  arena?.destroy();
-  gpu?.destroy();
-  await vocab?.dispose();
-  await llama?.dispose();
+  await opened?.dispose();
 });
 
 /** Evaluates the prompt in batches, then decodes greedily on the GPU: the first step's logits and all the tokens. */
