@@ -267,7 +267,10 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
       continue;
     }
     const parallel = typeof details.parallel === "number" ? ` × ${details.parallel} parallel` : "";
-    log(`${name}: context ${model.contextSize} tokens${parallel}, file ${formatBytes(details.fileSize)}, context memory ${formatBytes(details.contextMemory)}${cpu}`);
+    // WebGPU: its KV cache within the context memory, and the adapter it all sits on.
+    const kv = typeof details.kvCacheBytes === "number" ? ` (KV cache ${formatBytes(details.kvCacheBytes)})` : "";
+    const adapter = typeof details.adapter === "string" ? ` on ${details.adapter} (${String(details.gpuBackend)})` : "";
+    log(`${name}: context ${model.contextSize} tokens${parallel}, file ${formatBytes(details.fileSize)}, context memory ${formatBytes(details.contextMemory)}${kv}${adapter}${cpu}`);
   }
   log(describeResidency(settings, DEFAULT_KEEP_ALIVE_MS, defaultMemoryBudget()));
   log(`Anthropic base URL: ${url}     (ANTHROPIC_BASE_URL)`);

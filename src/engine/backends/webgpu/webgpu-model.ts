@@ -17,7 +17,8 @@ import { openGgufTensors } from "./gguf/read-tensors.js";
 import { readLlamaConfig } from "./model/llama-config.js";
 import { createTokenBatch, DecodePlan } from "./plan/decode.js";
 import { checkWeightTypes, uploadDecodeWeights } from "./plan/decode-weights.js";
-import { createKvArena, destroyKvArena, type KvArena } from "./plan/kv-arena.js";
+import { createKvArena, destroyKvArena, kvArenaBytes, type KvArena } from "./plan/kv-arena.js";
+import type { KvCacheType } from "./kernels/kv-cache-wgsl.js";
 import type { TokenBatch } from "./plan/token-batch.js";
 import { WeightArena } from "./plan/weight-arena.js";
 import { runWebGpuGeneration } from "./run-webgpu-generation.js";
@@ -39,6 +40,13 @@ export interface WebGpuModelOptions {
   promptBatch?: number;
   /** Sequences served at once, each with its slot of the KV arena; their decode steps run as one batch (default 1). */
   parallel?: number;
+  /**
+   * The KV cache's element type. Default on a GPU f16, as llama.cpp keeps it: half the VRAM of f32 (721 → 360 MiB for
+   * SmolLM2's 4 × 4,096 tokens) and half the bytes each attention step reads. On a software adapter f32: its memory
+   * is RAM, and there unpacking halves cost more than the reads save (8 requests at once ran ~6% slower with f16 on
+   * Mesa). f32 also makes a sequence's numbers the same whether its steps ran alone or batched.
+   */
+  kvCache?: KvCacheType;
   ids: IdFactory;
 }
 
@@ -54,14 +62,15 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
   let batch: TokenBatch | undefined;
   try {
     const weights = await uploadDecodeWeights(file, config, arena);
-    kv = createKvArena(options.gpu.device, config, ctxSize, parallel);
+    const kvCache = options.kvCache ?? (options.gpu.info.software ? "f32" : "f16");
+    kv = createKvArena(options.gpu.device, config, ctxSize, parallel, kvCache);
     // Prompts go through it in chunks of promptBatch tokens (unless 1: token by token); decode steps of up to
     // `parallel` sequences at once.
     const promptBatch = options.promptBatch ?? 64;
     const most = Math.max(promptBatch, parallel);
     if (most > 1) batch = createTokenBatch(options.gpu, config, weights, kv, { batch: most, decodeRows: parallel });
     const shared = { arena: kv, batch };
-    const plans = Array.from({ length: parallel }, (_, slot) => new DecodePlan(options.gpu, config, weights, ctxSize, { prefillBatch: promptBatch }, { ...shared, slot }));
+    const plans = Array.from({ length: parallel }, (_, slot) => new DecodePlan(options.gpu, config, weights, ctxSize, { prefillBatch: promptBatch, kvCache }, { ...shared, slot }));
     const size = (await stat(options.path)).size;
     const info: ModelInfo = {
       id: options.id,
@@ -84,6 +93,11 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
         dispatchesPerToken: plans[0]!.dispatchCount,
         promptBatch: plans[0]!.promptBatch,
         parallel: plans.length,
+        // GPU memory beside the weights: the KV cache of every sequence, the batch plan's and the sequences' buffers.
+        kvCacheBytes: kvArenaBytes(kv),
+        kvCacheTypes: `${kvCache}/${kvCache}`,
+        contextMemory: kvArenaBytes(kv) + (batch?.bytes ?? 0) + plans.reduce((sum, plan) => sum + plan.bytes, 0),
+        weightBytes: arena.bytes,
       },
     };
     const steps = new StepBatcher(options.gpu, parallel > 1 ? batch : undefined);
@@ -116,6 +130,12 @@ export class WebGpuModel extends LocalModel {
     this.target = { modelId: info.id, vocabulary: vocabulary.vocabulary, ctxSize, reasoning };
     info.details = { ...info.details, reasoning: targetReasons(this.target) };
     this.parallel = pool.sessions.length;
+  }
+
+  /** The weights and what the sequences hold on the GPU, for the engine's memory budget. */
+  get memory(): number {
+    const { weightBytes, contextMemory } = this.info.details ?? {};
+    return Number(weightBytes ?? 0) + Number(contextMemory ?? 0);
   }
 
   /** Its decode steps so far: tokens per step shows how many sequences each step carried. */

@@ -158,6 +158,13 @@ export class DecodePlan {
     return this.batched?.batch ?? 1;
   }
 
+  /** Bytes of GPU memory this sequence's own buffers hold (not the shared arena or batch plan). */
+  get bytes(): number {
+    const { keys: _keys, values: _values, ropeTable: _table, ...owned } = this.buffers;
+    const own = [...Object.values(owned), ...(this.top ? [...this.top.plan.buffers, this.top.staging] : [])];
+    return own.reduce((sum, buffer) => sum + buffer.size, 0);
+  }
+
   /** Dispatches recorded per token. */
   get dispatchCount(): number {
     return this.dispatches.list.length;

@@ -59,6 +59,11 @@ export function slotCaches(arena: KvArena, config: LlamaConfig, slot: number): S
   return { keys: arena.keys.map(range), values: arena.values.map(range), ropeTable: arena.ropeTable, positions: arena.positions };
 }
 
+/** Bytes of GPU memory the arena holds (the caches and the RoPE table). */
+export function kvArenaBytes(arena: KvArena): number {
+  return [...arena.keys, ...arena.values, arena.ropeTable].reduce((sum, buffer) => sum + buffer.size, 0);
+}
+
 export function destroyKvArena(arena: KvArena): void {
   for (const buffer of [...arena.keys, ...arena.values, arena.ropeTable]) buffer.destroy();
 }

@@ -278,6 +278,11 @@ export class TokenBatch {
     }
   }
 
+  /** Bytes of GPU memory it holds (activations of a full batch, logits of a decode step, staging). */
+  get bytes(): number {
+    return this.buffers.reduce((sum, buffer) => sum + buffer.size, 0);
+  }
+
   destroy(): void {
     for (const buffer of this.buffers) buffer.destroy();
   }
