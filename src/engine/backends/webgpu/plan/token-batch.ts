@@ -256,7 +256,10 @@ export class TokenBatch {
     const topAt = idBytes + logitRows.length * stride;
     const size = topAt + topRows.length * topBytes;
     if (!this.staging || this.staging.size < size) {
-      this.staging?.destroy();
+      if (this.staging) {
+        this.staging.destroy();
+        this.buffers.splice(this.buffers.indexOf(this.staging), 1);
+      }
       this.staging = this.own(this.device.createBuffer({ size: Math.max(size, idBytes + stride), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: "batch-staging" }));
     }
     const staging = this.staging;
