@@ -28,7 +28,7 @@ export async function* runWebGpuGeneration(
   const onCpu = !sampler.usesGpuArgmax || grammar !== undefined;
   // What each step reads back: the id alone (greedy on the GPU), only the best candidates (plain top-k sampling),
   // or the whole row (grammars, penalties, logprobs, no top-k).
-  const fromTop = onCpu && sampler.needsOnlyTop && grammar === undefined && logprobs === undefined;
+  const fromTop = sampler.needsOnlyTop && grammar === undefined && logprobs === undefined;
   const want = fromTop ? "top" : onCpu || logprobs !== undefined ? "logits" : "id";
   const reused = session.reuse(plan.prompt);
   const tokens = new TokenEvents(plan, deps.vocabulary, deps.ids, reused);

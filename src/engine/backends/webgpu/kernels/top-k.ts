@@ -80,9 +80,22 @@ export function topKChunks(count: number): number {
   return Math.ceil(count / TOP_CHUNK);
 }
 
-/** The pipelines of every level for rows of `count` logits (level 0 reads f32, the others pairs). */
+/** Pipelines per device and row length: every sequence of a model selects from rows of the same vocabulary. */
+const compiled = new WeakMap<GPUDevice, Map<number, GPUComputePipeline[]>>();
+
+/**
+ * The pipelines of every level for rows of `count` logits (level 0 reads f32, the others pairs), compiled once per
+ * device and count (a model's plans and batch plan share them).
+ */
 export function createTopK(device: GPUDevice, count: number): GPUComputePipeline[] {
-  return topKLevels(count).map((values, level) => createKernel(device, topKWgsl(level > 0), { COUNT: values }, `top-k-${level}`));
+  const byCount = compiled.get(device) ?? new Map<number, GPUComputePipeline[]>();
+  compiled.set(device, byCount);
+  let pipelines = byCount.get(count);
+  if (!pipelines) {
+    pipelines = topKLevels(count).map((values, level) => createKernel(device, topKWgsl(level > 0), { COUNT: values }, `top-k-${level}`));
+    byCount.set(count, pipelines);
+  }
+  return pipelines;
 }
 
 /** The levels over one logits buffer of `rows` rows, bound once, and the buffer the last level fills. */

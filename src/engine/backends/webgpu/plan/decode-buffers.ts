@@ -62,8 +62,8 @@ export function createDecodeBuffers(device: GPUDevice, config: LlamaConfig, cach
   };
 }
 
-/** Releases the buffers the plan owns (not the arena's). */
-export function destroyDecodeBuffers(buffers: DecodeBuffers): void {
+/** The buffers the plan owns (not the arena's caches and RoPE table). */
+export function ownedDecodeBuffers(buffers: DecodeBuffers): GPUBuffer[] {
   const { keys: _keys, values: _values, ropeTable: _table, ...owned } = buffers;
-  for (const buffer of Object.values(owned)) buffer.destroy();
+  return Object.values(owned);
 }

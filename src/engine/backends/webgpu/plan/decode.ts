@@ -9,7 +9,7 @@ import type { GpuDevice } from "../device.js";
 import type { LlamaConfig } from "../model/llama-config.js";
 import { readBack } from "../kernels/run-kernel.js";
 import { encodeStep } from "../kernels/step.js";
-import { createDecodeBuffers, destroyDecodeBuffers, type DecodeBuffers } from "./decode-buffers.js";
+import { createDecodeBuffers, ownedDecodeBuffers, type DecodeBuffers } from "./decode-buffers.js";
 import { buildDecodeDispatches, type DecodeDispatches, type DecodePlanOptions, type PlannedDispatch } from "./decode-dispatches.js";
 import type { DecodeWeights } from "./decode-weights.js";
 import { createKvArena, destroyKvArena, slotCaches, type KvArena } from "./kv-arena.js";
@@ -160,9 +160,13 @@ export class DecodePlan {
 
   /** Bytes of GPU memory this sequence's own buffers hold (not the shared arena or batch plan). */
   get bytes(): number {
-    const { keys: _keys, values: _values, ropeTable: _table, ...owned } = this.buffers;
-    const own = [...Object.values(owned), ...(this.top ? [...this.top.plan.buffers, this.top.staging] : [])];
-    return own.reduce((sum, buffer) => sum + buffer.size, 0);
+    return this.ownBuffers().reduce((sum, buffer) => sum + buffer.size, 0);
+  }
+
+  /** The buffers this sequence made for itself: activations, staging, run-ahead ring, candidate selection. */
+  private ownBuffers(): GPUBuffer[] {
+    const top = this.top ? [...this.top.plan.buffers, this.top.staging] : [];
+    return [...ownedDecodeBuffers(this.buffers), ...Object.values(this.ring ?? {}), ...top];
   }
 
   /** Dispatches recorded per token. */
@@ -269,8 +273,7 @@ export class DecodePlan {
   destroy(): void {
     this.owned?.batch?.destroy();
     if (this.owned) destroyKvArena(this.owned.arena);
-    destroyDecodeBuffers(this.buffers);
-    for (const buffer of [...Object.values(this.ring ?? {}), ...(this.top ? [...this.top.plan.buffers, this.top.staging] : [])]) buffer.destroy();
+    for (const buffer of this.ownBuffers()) buffer.destroy();
   }
 
   private encode(encoder: GPUCommandEncoder, dump: GPUBuffer | undefined): void {

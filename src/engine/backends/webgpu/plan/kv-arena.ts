@@ -40,8 +40,9 @@ export function createKvArena(device: GPUDevice, config: LlamaConfig, maxCtx: nu
   const bytes = slots * slotBytes(config, positions, kv);
   const most = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
   if (bytes > most) {
+    // As llama.cpp's context that would not fit (fit-context.ts): a load failure naming the sizes, not a bad request.
     throw new EngineError(
-      "invalid_request",
+      "backend_failure",
       `the KV cache of ${slots} × ${maxCtx} tokens needs ${bytes} bytes per layer, more than this GPU binds at once (${most}); ask for fewer parallel sequences or a smaller context`,
       { contextSize: maxCtx, sequences: slots },
     );
