@@ -1,5 +1,5 @@
-/* kiln's native module: a persistent thread pool for llama.cpp contexts (threadpool.c) and one-call sampling of a
- * decode step's sequences (step-sampler.c). */
+/* kiln's native module: a persistent thread pool for llama.cpp contexts and decoding on the calling thread
+ * (threadpool.c), and one-call sampling of a decode step's sequences (step-sampler.c). */
 #include <node_api.h>
 
 void define_thread_pool(napi_env env, napi_value exports);

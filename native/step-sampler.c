@@ -4,11 +4,11 @@
  * node-llama-cpp samples each sequence through an async call of its own: a libuv work item and a promise per
  * sequence per step, each copying the whole vocabulary into a candidate array (152k entries for Qwen) before its
  * samplers run. With many sequences on a GPU that host work, not the GPU's, sets the step time. sampleStep() takes
- * the step's sequences together, spreads them over at most MAX_SLICES work items, and for each reads the logits row
- * once: greedy is an argmax over the row, and otherwise the top-k candidates are picked from the row with a small
- * heap before llama.cpp's own top-p, min-p, temperature and dist samplers run on those k alone. That is the chain
- * node-llama-cpp builds (top-k first, then the same samplers), so a seeded request draws the same tokens; only exact
- * ties between logits may order differently.
+ * the step's sequences together, spreads them over at most MAX_SLICES work items (a small step is sampled inline),
+ * and for each reads the logits row once: greedy is an argmax over the row, and otherwise the top-k candidates are
+ * picked from the row with a small heap before llama.cpp's own top-p, min-p, temperature and dist samplers run on
+ * those k alone. That is the chain node-llama-cpp builds (top-k first, then the same samplers), so a seeded request
+ * draws the same tokens; only exact ties between logits may order differently.
  *
  * Each sequence has its own state (sequenceSampler(): the chain and the dist sampler with its random state, kept
  * across steps and re-seeded only when the seed changes, as node-llama-cpp's sampler does). The logits are read under
@@ -44,6 +44,11 @@ struct chain_params {
 #define MAX_SLICES 4
 /* Sequences a work item takes before another one is worth starting. */
 #define SEQUENCES_PER_SLICE 8
+/*
+ * A step with at most this many logits (a sequence of a 152k vocabulary, a few of a 49k one) is sampled inline, on the
+ * calling thread: reading it takes ~0.1 ms, less than handing it to a libuv thread and waking the loop again.
+ */
+#define INLINE_LOGITS (1 << 18)
 
 static struct {
   float *(*logits_ith)(void *ctx, int32_t i);
@@ -309,7 +314,8 @@ static napi_value sequence_sampler(napi_env env, napi_callback_info info) {
 /*
  * sampleStep(stepContext, jsContext, batchIndexes: Int32Array, sampling: Float64Array, samplers: external[])
  * → Promise<Int32Array>: the token of each sequence (-1: none). `sampling` holds five numbers per sequence:
- * temperature, top-k (1..256), top-p, min-p, seed. Call it once the step's decode has finished.
+ * temperature, top-k (1..256), top-p, min-p, seed. Call it once the step's decode has finished. A step of at most
+ * INLINE_LOGITS logits is sampled before the call returns (the promise is then already resolved).
  */
 static napi_value sample_step(napi_env env, napi_callback_info info) {
   size_t argc = 5;
@@ -359,10 +365,18 @@ static napi_value sample_step(napi_env env, napi_callback_info info) {
   }
   napi_create_reference(env, argv[1], 1, &batch->context_ref);
   napi_create_reference(env, argv[4], 1, &batch->samplers_ref);
-  int slices = (int)((count + SEQUENCES_PER_SLICE - 1) / SEQUENCES_PER_SLICE);
-  if (slices > MAX_SLICES) slices = MAX_SLICES;
   napi_value promise, name;
   napi_create_promise(env, &batch->deferred, &promise);
+  if (count * (size_t)context->n_vocab <= INLINE_LOGITS) {
+    struct slice *whole = &batch->slices[0];
+    *whole = (struct slice){batch, 0, (int32_t)count, NULL};
+    batch->slices_left = 1;
+    run_slice(env, whole);
+    finish_slice(env, napi_ok, whole);
+    return promise;
+  }
+  int slices = (int)((count + SEQUENCES_PER_SLICE - 1) / SEQUENCES_PER_SLICE);
+  if (slices > MAX_SLICES) slices = MAX_SLICES;
   napi_create_string_utf8(env, "kiln.sampleStep", NAPI_AUTO_LENGTH, &name);
   for (int s = 0; s < slices; s++) {
     struct slice *slice = &batch->slices[s];

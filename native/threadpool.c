@@ -17,6 +17,10 @@
  * The same handle makes decode steps interruptible: llama.cpp's abort callback (checked by ggml between graph nodes)
  * reads a flag that interrupt() sets, so a step can be stopped mid-way; llama_decode then returns 2 and removes the
  * interrupted micro-batch's cells from the KV cache, leaving everything evaluated before it in place.
+ *
+ * And it can decode the batch node-llama-cpp has built on the calling thread (decodeNow), which node-llama-cpp only
+ * does in a libuv work item: on a CPU whose cores all compute, the thread that queues that work item and then wakes
+ * for its result competes with the compute threads at every step (decode-threads.ts says when each is used).
  */
 #include "llama-context.h"
 
@@ -43,6 +47,8 @@ typedef void (*threadpool_free_fn)(void *);
 typedef void (*attach_fn)(void *, void *, void *);
 typedef bool (*abort_callback_fn)(void *);
 typedef void (*set_abort_fn)(void *, abort_callback_fn, void *);
+typedef int32_t (*decode_fn)(void *, struct llama_batch);
+typedef void (*synchronize_fn)(void *);
 
 #define GGML_BACKEND_DEVICE_TYPE_CPU 0
 
@@ -50,6 +56,10 @@ typedef void (*set_abort_fn)(void *, abort_callback_fn, void *);
 
 struct attached {
   void *ctx;
+  /* node-llama-cpp's context: its batch, for decode_now(). */
+  struct addon_context_tail *addon;
+  decode_fn decode;
+  synchronize_fn synchronize;
   attach_fn attach;
   threadpool_new_fn new_pool;
   threadpool_free_fn free_pool;
@@ -119,7 +129,9 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   dev_by_type_fn dev_by_type = (dev_by_type_fn)dlsym(ggml, "ggml_backend_dev_by_type");
   dev_backend_reg_fn dev_backend_reg = (dev_backend_reg_fn)dlsym(ggml, "ggml_backend_dev_backend_reg");
   reg_get_proc_address_fn get_proc = (reg_get_proc_address_fn)dlsym(ggml, "ggml_backend_reg_get_proc_address");
-  if (!llama_attach || !set_abort || !dev_by_type || !dev_backend_reg || !get_proc) return null_value;
+  decode_fn llama_decode = (decode_fn)dlsym(llama, "llama_decode");
+  synchronize_fn llama_synchronize = (synchronize_fn)dlsym(llama, "llama_synchronize");
+  if (!llama_attach || !set_abort || !llama_decode || !llama_synchronize || !dev_by_type || !dev_backend_reg || !get_proc) return null_value;
 
   void *cpu_device = dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
   void *cpu_reg = cpu_device ? dev_backend_reg(cpu_device) : NULL;
@@ -135,6 +147,9 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   struct attached *handle = calloc(1, sizeof *handle);
   if (!handle) return null_value;
   handle->ctx = ctx;
+  handle->addon = found;
+  handle->decode = llama_decode;
+  handle->synchronize = llama_synchronize;
   handle->attach = llama_attach;
   handle->new_pool = pool_new;
   handle->free_pool = pool_free;
@@ -213,13 +228,35 @@ static napi_value interrupt(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* Adds attach, use, release and interrupt to the module's exports. */
+/*
+ * decodeNow(handle) → llama_decode's result for the batch node-llama-cpp has built (0: done; 1: no KV slot; 2:
+ * interrupted), computed on the calling thread exactly as node-llama-cpp's decode work item computes it on a libuv
+ * thread. Call it only where node-llama-cpp would call decodeBatch().
+ */
+static napi_value decode_now(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return throw_error(env, "decodeNow: expects the handle attach returned");
+  struct attached *handle = handle_arg(env, argv[0], "decodeNow: expects the handle attach returned");
+  if (!handle) return NULL;
+  struct addon_context_tail *addon = handle->addon;
+  addon->got_logit = false;
+  addon->has_logits = false;
+  int32_t result = handle->decode(handle->ctx, addon->batch);
+  if (result == 0) handle->synchronize(handle->ctx);
+  napi_value value;
+  napi_create_int32(env, result, &value);
+  return value;
+}
+
+/* Adds attach, use, release, interrupt and decodeNow to the module's exports. */
 void define_thread_pool(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
     {"attach", NULL, attach, NULL, NULL, NULL, napi_default, NULL},
     {"use", NULL, use, NULL, NULL, NULL, napi_default, NULL},
     {"release", NULL, release, NULL, NULL, NULL, napi_default, NULL},
     {"interrupt", NULL, interrupt, NULL, NULL, NULL, napi_default, NULL},
+    {"decodeNow", NULL, decode_now, NULL, NULL, NULL, napi_default, NULL},
   };
-  napi_define_properties(env, exports, 4, properties);
+  napi_define_properties(env, exports, 5, properties);
 }

@@ -2,12 +2,13 @@
  * CPU threading of llama.cpp contexts on the real default model: the persistent thread pool (native/threadpool.c)
  * attaches to a two-thread context and decodes exactly what one thread decodes; steps on fewer threads switch to a
  * smaller pool and leave the larger one's workers asleep; the native module refuses a context whose layout it cannot
- * confirm; and the fallback policy runs small steps on one thread and prompts on all.
+ * confirm; steps decoded on the event loop's thread give what node-llama-cpp's work item gives; and the fallback
+ * policy runs small steps on one thread and prompts on all.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama, LlamaModel, Token } from "node-llama-cpp";
-import { applyDecodeThreads, threadsForStep } from "../../src/engine/backends/llama-cpp/decode-threads.js";
+import { applyDecodeThreads, threadsForStep, type DecodeSteps } from "../../src/engine/backends/llama-cpp/decode-threads.js";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import { loadedLibraries, loadNativeModule, nativeHandles } from "../../src/engine/backends/llama-cpp/native-module.js";
@@ -121,6 +122,47 @@ describe("persistent thread pool", () => {
   });
 });
 
+describe("steps on the event loop's thread", () => {
+  const requests: CompletionRequest[] = [
+    { ...request, prompt: "The three primary colors are" },
+    { ...request, prompt: "A short poem about rivers:\n", sampling: { temperature: 0.8, seed: 7 } },
+    { ...request, prompt: "Ten uses for a brick:\n1.", sampling: { temperature: 1.2, topK: 100, seed: 9 } },
+  ];
+  const load = (stepsOnLoop: boolean) => loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 3, ctxSize: 512, threads: 2, prefixCache: false, stepsOnLoop });
+  const stepsOf = (model: LlamaCppModel) => (model as unknown as { parts: { steps?: DecodeSteps } }).parts.steps;
+
+  it("decode exactly what node-llama-cpp's work item decodes, greedy and seeded, sequences sharing steps", async () => {
+    const onLoop = await load(true);
+    const inWorker = await load(false);
+    try {
+      // Every step on the loop, whatever this machine's speed (the planner's own choice is tested without a model).
+      const loopSteps = stepsOf(onLoop)!;
+      loopSteps.onLoop = () => true;
+      const together = await Promise.all(requests.map((r) => readEvents(onLoop.complete(r))));
+      const alone = await Promise.all(requests.map((r) => readEvents(inWorker.complete(r))));
+      expect(together.map(textOf)).toEqual(alone.map(textOf));
+      expect(textOf(together[0]!).length).toBeGreaterThan(0);
+      expect(loopSteps.loopSteps).toBeGreaterThanOrEqual(request.maxTokens);
+      expect(stepsOf(inWorker)!.loopSteps).toBe(0);
+    } finally {
+      await onLoop.dispose();
+      await inWorker.dispose();
+    }
+  });
+
+  it("are the step planner's choice by default", async () => {
+    const model = await load(true);
+    try {
+      await readEvents(model.complete(request));
+      const steps = stepsOf(model)!;
+      for (const tokens of [1, 3, 512]) expect(steps.onLoop(tokens)).toBe(model.planner.onLoop(tokens));
+      expect(steps.onLoop(512)).toBe(false);
+    } finally {
+      await model.dispose();
+    }
+  });
+});
+
 describe("fallback: threads per step", () => {
   it("runs steps below the threshold on one thread and larger ones on all", () => {
     const policy = { threads: 4, minTokensForAllThreads: 16 };
@@ -133,7 +175,7 @@ describe("fallback: threads per step", () => {
   it("switches a real context between one thread for generation and all for a prompt", async () => {
     const context = await vocabulary.createContext({ contextSize: 512, sequences: 1, threads: 2 });
     try {
-      expect(applyDecodeThreads(context, { threads: 2, minTokensForAllThreads: 16 })).toBe(true);
+      expect(applyDecodeThreads(context, { threads: 2, minTokensForAllThreads: 16 })).toBeDefined();
       const sequence = context.getSequence();
       await sequence.evaluateWithoutGeneratingNewTokens(vocabulary.tokenize("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen", true));
       expect(context.currentThreads).toBe(2);

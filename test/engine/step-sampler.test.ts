@@ -2,7 +2,8 @@
  * One-call sampling of a decode step's sequences (step-sampler.ts, native/step-sampler.c) on the real default model,
  * four sequences in one context: the tokens are those node-llama-cpp's own sampler draws (seeded and greedy), the
  * plain sequences of a step are sampled by one native call, and requests that need node-llama-cpp's sampler (a
- * logit bias, logprobs) keep it beside them.
+ * logit bias, logprobs) keep it beside them. Steps of up to four sequences are sampled inline; eight sequences in
+ * another context take the work items.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama } from "node-llama-cpp";
@@ -86,5 +87,25 @@ describe("the step sampler", () => {
     // The plain sequences shared their steps: fewer calls than sequences sampled.
     expect(calls).toBeLessThan(sequences);
     expect(calls).toBeGreaterThanOrEqual(Math.max(...plainTokens.map((finish) => finish.usage.outputTokens)));
+  });
+
+  it("samples a step too large to sample inline in work items, drawing the same tokens", async () => {
+    // Eight sequences of a 49,152-token vocabulary hold more logits than the native module samples inline.
+    const wide = (stepSampler: boolean) => loadLlamaCppModel({
+      id: "smollm2-135m", path: realModelPath(), llama, parallel: 8, ctxSize: 256, threads: testThreads(), prefixCache: false, stepSampler,
+    });
+    const requests = Array.from({ length: 8 }, (_, i) => request(`topic ${i}`, i % 2 ? { temperature: 0 } : { temperature: 0.9, seed: 20 + i }));
+    const [natively, reference] = [await wide(true), await wide(false)];
+    try {
+      const drawn = await Promise.all(requests.map((r) => readEvents(natively.complete(r))));
+      const expected = await Promise.all(requests.map((r) => readEvents(reference.complete(r))));
+      expect(drawn.map(textOf)).toEqual(expected.map(textOf));
+      // More than five sequences a call on average: some calls were too large to sample inline.
+      const { calls, sequences } = samplerOf(natively)!.stats;
+      expect(sequences / calls).toBeGreaterThan(5);
+    } finally {
+      await natively.dispose();
+      await reference.dispose();
+    }
   });
 });

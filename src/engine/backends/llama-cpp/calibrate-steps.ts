@@ -37,3 +37,10 @@ export async function calibrateStepCost(model: LlamaModel, sequence: LlamaContex
     await sequence.clearHistory();
   }
 }
+
+/** The measured parts as a model's details show them (`stepCostAtLoad`). */
+export function describeStepCost(parts: StepCostParts): { fixedMs: number; perTokenMs: number } {
+  return { fixedMs: round3(parts.fixed), perTokenMs: round3(parts.perToken) };
+}
+
+const round3 = (value: number): number => Math.round(value * 1000) / 1000;

@@ -7,6 +7,16 @@
  * So steps below `minTokensForAllThreads` run on one thread and larger ones on all of them. With a persistent pool
  * (thread-pool.ts) every step may use all threads. Either way a step uses no more threads than the cores the
  * process is getting (core-share.ts).
+ *
+ * With a pool, short steps are also decoded on the event loop's own thread rather than in node-llama-cpp's libuv work
+ * item. On a CPU whose cores all compute, the loop thread that queues the work item is preempted by it (its call
+ * returned after 1.0–1.4 ms of a 10 ms step for one stream of the default model on 2 cores) and then takes a core back
+ * from the compute threads mid-step, where ggml's spin barriers make every thread wait for it. Decoding on the loop
+ * thread is how llama.cpp's own server runs: one stream of the default model went from 95 to 120 tok/s (medians, in
+ * process, 2 cores), a model whose steps take 24 ms gained nothing measurable
+ * (bench/results/2026-11-26-vm-steps-on-loop.md). The loop is then blocked for the step, so only steps the model's
+ * planner expects to be short run there (StepPlanner.onLoop); prompts keep the work item, and the loop stays free
+ * for requests while they are evaluated.
  */
 import type { LlamaContext } from "node-llama-cpp";
 import { shadowMethod } from "./native-module.js";
@@ -20,6 +30,16 @@ export interface DecodeThreadsPolicy {
   cores?: () => number;
   /** Called with each step's thread count before the step (a persistent pool switches to that many workers). */
   use?: (threads: number) => void;
+  /** Decodes the step's batch on the calling thread, returning llama_decode's result (thread-pool.ts); absent: never. */
+  decodeNow?: () => number;
+}
+
+/** How a context's decode steps run, once applyDecodeThreads has hooked them. */
+export class DecodeSteps {
+  /** Whether a step of this many tokens is decoded on the event loop's thread (where the policy can); none until set. */
+  onLoop: (tokens: number) => boolean = () => false;
+  /** Steps decoded on the event loop's thread so far. */
+  loopSteps = 0;
 }
 
 /** Where the measurements put the break-even on the CPUs measured so far (see the module comment). */
@@ -39,14 +59,15 @@ export function threadsForStep(policy: DecodeThreadsPolicy, tokens: number): num
 }
 
 /**
- * Makes `context` pick its threads per decode step. Returns false (and changes nothing) when the installed
- * node-llama-cpp lacks the hooks, so the context keeps its fixed thread count.
+ * Makes `context` pick its threads per decode step, and where each step runs. Returns undefined (and changes nothing)
+ * when the installed node-llama-cpp lacks the hooks, so the context keeps its fixed thread count.
  */
-export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsPolicy): boolean {
+export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsPolicy): DecodeSteps | undefined {
   const native = (context as unknown as { _ctx?: Partial<NativeContext> })._ctx;
-  if (!native || policy.threads <= 1) return false;
+  if (!native || policy.threads <= 1) return undefined;
   const { initBatch, decodeBatch, setThreads } = native;
-  if (typeof initBatch !== "function" || typeof decodeBatch !== "function" || typeof setThreads !== "function") return false;
+  if (typeof initBatch !== "function" || typeof decodeBatch !== "function" || typeof setThreads !== "function") return undefined;
+  const steps = new DecodeSteps();
   let stepTokens = 0;
   shadowMethod(native, "initBatch", (size: number) => {
     stepTokens = size;
@@ -57,7 +78,17 @@ export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsP
     const threads = threadsForStep(policy, stepTokens);
     policy.use?.(threads);
     setThreads.call(native, threads);
-    return decodeBatch.call(native);
+    if (!policy.decodeNow || !steps.onLoop(stepTokens)) return decodeBatch.call(native);
+    steps.loopSteps++;
+    return settle(policy.decodeNow());
   });
-  return true;
+  return steps;
+}
+
+/** The promise node-llama-cpp's decode work item gives for llama_decode's `result` (with its messages). */
+function settle(result: number): Promise<void> {
+  if (result === 0) return Promise.resolve();
+  return Promise.reject(new Error(result === 1
+    ? "could not find a KV slot for the batch (try reducing the size of the batch or increase the context)"
+    : "Eval has failed"));
 }

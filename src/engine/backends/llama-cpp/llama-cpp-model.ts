@@ -26,7 +26,7 @@ import { EmbeddingContext } from "./embedding-context.js";
 import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
 import { describeKvCache, kvCacheContextOptions } from "./kv-cache-types.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
-import { calibrateStepCost } from "./calibrate-steps.js";
+import { calibrateStepCost, describeStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
 import { reportModelDistribution } from "./logprobs.js";
 import { StepSampler } from "./step-sampler.js";
@@ -76,6 +76,8 @@ export interface LlamaCppModelOptions {
   prefillLane?: boolean;
   /** Sample each step's sequences in one native call where they allow it (default true; false: for comparisons). */
   stepSampler?: boolean;
+  /** On the CPU, decode short steps on the event loop's thread (decode-threads.ts; default true; false: for comparisons). */
+  stepsOnLoop?: boolean;
   /** node-llama-cpp batching options for the context (measurements record the dispatched batches through it). */
   batching?: BatchingOptions;
   ids?: IdFactory;
@@ -145,16 +147,15 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores)) : undefined;
   if (cores && lane) cores.laneActive = () => lane.active;
   if (lane && options.warmUp) lane.warmUp(() => laneFitsAtLoad(model, ctxSize));
-  if (cpu) info.details = { ...info.details, cpuThreading: cpu.threading, prefillLane: lane !== undefined };
-  info.details = { ...info.details, ...describeKvCache(model, context, options.kvCacheTypes) };
+  const cpuDetails = cpu && { cpuThreading: cpu.threading, prefillLane: lane !== undefined };
+  info.details = { ...info.details, ...cpuDetails, ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model), promptThread);
-  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, disk, lane, cores, modelCores, draft });
+  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft });
   // A server measures its step cost before its first request, which the planner then sizes right from the start.
   if (options.warmUp) {
     await loaded.calibrate();
-    const { fixed, perToken } = loaded.planner.cost.parts;
-    info.details = { ...info.details, stepCostAtLoad: { fixedMs: round3(fixed), perTokenMs: round3(perToken) } };
+    info.details = { ...info.details, stepCostAtLoad: describeStepCost(loaded.planner.cost.parts) };
   }
   return loaded;
 }
@@ -188,7 +189,8 @@ export class LlamaCppModel extends LocalModel {
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
     });
-    const planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating });
+    const alone = () => !parts.modelCores.shared() && !parts.lane?.active;
+    const planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating, alone });
     const barrier = new DecodeBarrier((ms) => planner.stepStarted(ms));
     this.planner = planner;
     this.clock = StepClock.attach(context, () => barrier.generating > 0);
@@ -200,6 +202,7 @@ export class LlamaCppModel extends LocalModel {
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
     // The lane's own request holds a slot of the main context too.
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
+    if (parts.steps && options.stepsOnLoop !== false) parts.steps.onLoop = (tokens) => planner.onLoop(tokens);
     // Its requests take part of the process's cores from now on (a model on the GPU leaves them to the others).
     parts.modelCores.loaded(parts.device === "cpu" ? () => pool.busy > 0 : () => false);
     const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), length: new DraftLength(parts.draft.maxTokens), alone: () => barrier.generating <= 1 };
@@ -245,5 +248,3 @@ export class LlamaCppModel extends LocalModel {
     await this.model.dispose();
   }
 }
-
-const round3 = (value: number): number => Math.round(value * 1000) / 1000;

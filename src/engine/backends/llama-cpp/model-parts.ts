@@ -6,7 +6,7 @@ import { freemem } from "node:os";
 import type { LlamaContext, LlamaModel } from "node-llama-cpp";
 import type { ModelCores } from "./core-budget.js";
 import type { CoreSplit } from "./core-share.js";
-import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
+import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS, type DecodeSteps } from "./decode-threads.js";
 import type { LlamaCppModelOptions } from "./llama-cpp-model.js";
 import type { PrefillLane, PrefillLaneParts } from "./prefill-lane.js";
 import { describeKvCacheTypes, kvCacheContextOptions } from "./kv-cache-types.js";
@@ -22,6 +22,8 @@ export interface ModelParts {
   /** Where its layers run: the step planner's starting guess and calibration size. */
   device: StepDevice;
   pool?: AttachedThreadPool;
+  /** How its CPU context's decode steps run (decode-threads.ts); absent on a GPU. */
+  steps?: DecodeSteps;
   disk?: PrefixDiskCache;
   lane?: PrefillLane;
   cores?: CoreSplit;
@@ -76,10 +78,10 @@ type CpuThreading = "persistent pool" | `one thread below ${number} tokens` | "f
  * one thread, which beats starting fresh worker threads for every step (see decode-threads.ts). Either way no step
  * uses more threads than the cores the process is getting (core-share.ts).
  */
-export function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number, cores: () => number): { pool?: AttachedThreadPool; threading: CpuThreading } {
+export function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number, cores: () => number): { pool?: AttachedThreadPool; steps?: DecodeSteps; threading: CpuThreading } {
   const pool = attachThreadPool(context, model, threads);
   const minTokensForAllThreads = pool?.pooled ? 0 : DEFAULT_MIN_TOKENS_FOR_ALL_THREADS;
-  const adapted = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores, use: pool?.pooled ? pool.use : undefined });
-  if (pool?.pooled) return { pool, threading: "persistent pool" };
-  return { pool, threading: adapted ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
+  const steps = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores, use: pool?.pooled ? pool.use : undefined, decodeNow: pool?.decodeNow });
+  if (pool?.pooled) return { pool, steps, threading: "persistent pool" };
+  return { pool, steps, threading: steps ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
 }

@@ -1,7 +1,7 @@
 /**
  * kiln's native module (native/*.c, built into build/ by `npm run build`; the relative path is the same from src/
- * and dist/): a persistent thread pool for llama.cpp contexts (thread-pool.ts) and one-call sampling of a decode
- * step's sequences (step-sampler.ts). Both reach node-llama-cpp's native objects behind its public classes; where the
+ * and dist/): a persistent thread pool for llama.cpp contexts and decoding on the calling thread (thread-pool.ts), and
+ * one-call sampling of a decode step's sequences (step-sampler.ts). Both reach node-llama-cpp's native objects behind its public classes; where the
  * module is missing or cannot identify a context safely, node-llama-cpp's own behaviour stays.
  */
 import { readFileSync } from "node:fs";
@@ -13,6 +13,7 @@ export interface NativeModule {
   use(handle: object, threads: number): boolean;
   release(handle: object): boolean;
   interrupt(handle: object, on: boolean): void;
+  decodeNow(handle: object): number;
   stepContext(context: object, model: object, nCtx: number, nSeqMax: number, libllama: string): object | null;
   sequenceSampler(): object;
   sampleStep(stepContext: object, context: object, batchIndexes: Int32Array, sampling: Float64Array, samplers: object[]): Promise<Int32Array>;

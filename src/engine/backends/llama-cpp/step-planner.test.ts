@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_STEP_TOKENS, MIN_PROMPT_TOKENS, partsFromCalibration, StepPlanner, STEP_LIMIT_MS, type StepDevice } from "./step-planner.js";
+import { LOOP_STEP_MS, MAX_STEP_TOKENS, MIN_PROMPT_TOKENS, partsFromCalibration, StepPlanner, STEP_LIMIT_MS, type StepDevice } from "./step-planner.js";
 import type { StepCostParts } from "./step-cost.js";
 
 /** A planner whose steps cost what `truth` says, fed `steps` of the given token counts (decoding sequences). */
@@ -94,5 +94,36 @@ describe("StepPlanner", () => {
     expect(parts.fixed).toBeCloseTo(9.99, 2);
     // Noise that makes the large step look cheaper than the small one never makes a token free.
     expect(partsFromCalibration({ tokens: 64, manyMs: 9, oneMs: 10 }, "cpu").perToken).toBeGreaterThan(0);
+  });
+
+  it("decodes a step on the event loop's thread only on a CPU, alone, when it is measured and expected to be short", () => {
+    // 0.5 ms + 2 ms a token: one token or a few sequences' tokens are short, a prompt is not.
+    const measured = plannerAfter("cpu", cpu, [...varied, 4]);
+    expect(measured.onLoop(1)).toBe(true);
+    expect(measured.onLoop(8)).toBe(true);
+    expect(measured.onLoop(230)).toBe(false);
+    // Nothing measured yet (the cost model's prior may be another machine's), or a GPU: never.
+    expect(new StepPlanner({ device: "cpu", generating: () => 1 }).onLoop(1)).toBe(false);
+    expect(plannerAfter("gpu", gpu, varied).onLoop(1)).toBe(false);
+    // The latest step took longer than the limit (tokens deep in a long context cost more than the model says): no.
+    let generating = 1;
+    const deep = new StepPlanner({ device: "cpu", generating: () => generating });
+    deep.stepStarted(undefined);
+    deep.stepStarted(5);
+    expect(deep.onLoop(1)).toBe(true);
+    deep.stepStarted(LOOP_STEP_MS + 30);
+    expect(deep.onLoop(1)).toBe(false);
+    generating = 2;
+    // A step whose contents changed is not measured, and leaves the latest measurement in place.
+    deep.stepStarted(undefined);
+    expect(deep.onLoop(1)).toBe(false);
+    // Another model or the prefill lane computing beside it: no.
+    let alone = true;
+    const shared = new StepPlanner({ device: "cpu", generating: () => 1, alone: () => alone });
+    shared.stepStarted(undefined);
+    shared.stepStarted(5);
+    expect(shared.onLoop(1)).toBe(true);
+    alone = false;
+    expect(shared.onLoop(1)).toBe(false);
   });
 });

@@ -40,6 +40,11 @@ export const MAX_STEP_TOKENS = 512;
 export const STEP_LIMIT_MS = 2000;
 /** The fewest prompt tokens a step holds (when the prompt has them), whatever the limit says. */
 export const MIN_PROMPT_TOKENS = 128;
+/**
+ * The longest a step decoded on the event loop's thread may be expected to take (decode-threads.ts): the loop serves
+ * no request meanwhile, so only steps about as long as one token of a 1.5B model on 2 CPU cores qualify.
+ */
+export const LOOP_STEP_MS = 50;
 /** Deep in a prompt a step holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
 const DEPTH_PER_MIN_TOKEN = 32;
 
@@ -68,6 +73,11 @@ export interface StepPlannerOptions {
   soleSequence?: boolean;
   /** How many sequences are generating now (and so wait for each step). */
   generating: () => number;
+  /**
+   * Whether nothing else of the process computes now (another model, a load, the prefill lane), whose work a step on
+   * the event loop's thread would hold up; absent: nothing else ever does.
+   */
+  alone?: () => boolean;
 }
 
 export class StepPlanner {
@@ -77,6 +87,8 @@ export class StepPlanner {
   private granted = false;
   private left = 0;
   private readonly step = { decoding: 0, promptTokens: 0, kiloDepthTokens: 0 };
+  /** How long the latest measured step took; undefined before one was. */
+  private lastStepMs: number | undefined;
 
   constructor(private readonly options: StepPlannerOptions) {
     this.cost = new StepCostModel(DEVICE_PRIOR[options.device]);
@@ -116,6 +128,7 @@ export class StepPlanner {
   stepStarted(ms: number | undefined): void {
     const tokens = this.step.decoding + this.step.promptTokens;
     if (ms !== undefined && tokens > 0) this.cost.observe({ tokens, kiloDepthTokens: this.step.kiloDepthTokens }, ms);
+    if (ms !== undefined) this.lastStepMs = ms;
     this.step.decoding = this.options.generating();
     this.step.promptTokens = 0;
     this.step.kiloDepthTokens = 0;
@@ -141,6 +154,17 @@ export class StepPlanner {
     const least = clamp(Math.round(depth / DEPTH_PER_MIN_TOKEN), MIN_PROMPT_TOKENS, room);
     const withinLimit = (STEP_LIMIT_MS - this.cost.ms({ tokens: decoding })) / this.cost.marginalMs(depth);
     return clamp(Math.floor(withinLimit), least, room);
+  }
+
+  /**
+   * Whether a step of `tokens` tokens is decoded on the event loop's thread: on a CPU, with nothing else computing,
+   * when both the cost model and the latest measured step say it is short (the model does not see the attention cost
+   * of generating deep in a context, and before a step is measured may be a guess for another machine).
+   */
+  onLoop(tokens: number): boolean {
+    const last = this.lastStepMs;
+    return this.options.device === "cpu" && (this.options.alone?.() ?? true) && last !== undefined && last <= LOOP_STEP_MS
+      && this.cost.ms({ tokens }) <= LOOP_STEP_MS;
   }
 
   /** Replaces the starting guess with a measurement (see calibrateStepCost). */

@@ -1,5 +1,6 @@
 /**
- * A persistent ggml thread pool for a context, and a way to interrupt its decode steps (native/threadpool.c).
+ * A persistent ggml thread pool for a context, a way to interrupt its decode steps, and a way to decode one on the
+ * calling thread (native/threadpool.c).
  * node-llama-cpp's prebuilt llama.cpp starts and joins its worker threads inside every decode call; with a pool
  * attached the workers stay up between steps, as in llama.cpp's tools. Where the native module is missing or cannot
  * identify the context safely, nothing changes and `attachThreadPool` returns undefined.
@@ -19,6 +20,11 @@ export interface AttachedThreadPool {
   release(): void;
   /** While on, the context's decode step in flight (or its next) stops at its next graph node and fails. */
   interrupt(on: boolean): void;
+  /**
+   * Decodes the batch node-llama-cpp has built on this thread, in place of its decodeBatch(); returns llama_decode's
+   * result (0: done).
+   */
+  decodeNow(): number;
 }
 
 /**
@@ -51,5 +57,6 @@ export function attachThreadPool(context: LlamaContext, model: LlamaModel, threa
     use: (count) => void native.use(attached, count),
     release: () => void native.release(attached),
     interrupt: (on) => native.interrupt(attached, on),
+    decodeNow: () => native.decodeNow(attached),
   };
 }
