@@ -2,8 +2,9 @@
  * Measures a model's step cost at load (see step-cost.ts): on an empty sequence, one step of many prompt tokens and
  * steps of one token. The line through the two sizes gives the fixed part and the per-token part. On a GPU a first
  * evaluation pays for the pipelines once and is not timed; on a CPU that would double the cost of a measurement
- * that is already a second for a 1.5B model on 2 cores, and a first step slowed by reading the weights only makes
- * the first budgets smaller until the steps that follow correct the fit.
+ * that is already a second for a 1.5B model on 2 cores, so the single steps come first and the first of them, which
+ * reads the weights from the page cache, is left out by their median (timed first, the large step had put the
+ * default model at 6–13 ms a prompt token instead of ~2.7, and its first prompts were cut into two steps).
  */
 import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import { partsFromCalibration, type StepDevice } from "./step-planner.js";
@@ -22,16 +23,18 @@ export async function calibrateStepCost(model: LlamaModel, sequence: LlamaContex
       await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, count));
       await sequence.clearHistory();
     }
-    let started = performance.now();
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, count));
-    const manyMs = performance.now() - started;
+    // The single steps first: each reads every weight, so the first (its median leaves it out) pages the weights in and
+    // the large step is timed warm.
     const ones: number[] = [];
     for (let i = 0; i < SINGLE_STEPS; i++) {
-      started = performance.now();
+      const started = performance.now();
       await sequence.evaluateWithoutGeneratingNewTokens([tokens[count + i]!]);
       ones.push(performance.now() - started);
     }
     const oneMs = ones.sort((a, b) => a - b)[Math.floor(SINGLE_STEPS / 2)]!;
+    const started = performance.now();
+    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, count));
+    const manyMs = performance.now() - started;
     return partsFromCalibration({ tokens: count, manyMs, oneMs }, device);
   } finally {
     await sequence.clearHistory();

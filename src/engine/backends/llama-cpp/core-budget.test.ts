@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CoreBudget } from "./core-budget.js";
-import { CoreSplit } from "./core-share.js";
+import { CoreSplit, type CpuTimes } from "./core-share.js";
 
 /** A budget on a machine that gives the process all its cores (no /proc readings: the share is the maximum). */
 const budget = (cores: number) => new CoreBudget(cores, () => undefined);
@@ -28,6 +28,20 @@ describe("CoreBudget", () => {
     expect([serving.threads(), loading.threads()]).toEqual([1, 1]);
     busy = false;
     expect([serving.threads(), loading.threads()]).toEqual([2, 1]);
+  });
+
+  it("reads the cores afresh when a load ends: the load's window does not describe the machine after it", () => {
+    // Readings: at the budget's start, then as the load ends (nothing but this process's threads runnable), then a
+    // second after the start, as if the load's window were read (it looks like another process had a third of a core).
+    const now = performance.now();
+    const readings: CpuTimes[] = [
+      { wallMs: now - 1000, totalJiffies: 0, idleJiffies: 0, cores: 2, ownMs: 0 },
+      { wallMs: now, totalJiffies: 200, idleJiffies: 8, cores: 2, ownMs: 1570, runnable: 2, ownRunnable: 2 },
+    ];
+    const shared = new CoreBudget(2, () => readings.shift());
+    const model = shared.join();
+    model.loaded(() => true);
+    expect(model.threads()).toBe(2);
   });
 
   it("gives the cores back when a load fails or a model unloads", () => {

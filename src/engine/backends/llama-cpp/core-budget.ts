@@ -33,7 +33,10 @@ export class CoreBudget {
       maxThreads: this.maxThreads,
       threads: () => Math.max(1, Math.floor(this.share.threads() / (1 + others()))),
       shared: () => others() > 0,
-      loaded: (busy) => void this.members.set(cores, busy),
+      loaded: (busy) => {
+        this.members.set(cores, busy);
+        this.share.restart();
+      },
       leave: () => void this.members.delete(cores),
     };
     this.members.set(cores, () => true);

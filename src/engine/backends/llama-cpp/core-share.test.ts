@@ -39,6 +39,9 @@ describe("threadsForShare", () => {
   });
 });
 
+/** A reader that returns `readings` in turn, then nothing. */
+const readingsOf = (readings: CpuTimes[]) => () => readings.shift();
+
 describe("CoreShare", () => {
   /** A share that first reads `before`, then `after` (its shares spread over `windowMs`) that much later, now. */
   const shareOver = (windowMs: number, [before, after]: [CpuTimes, CpuTimes], runnable: number) => {
@@ -64,6 +67,34 @@ describe("CoreShare", () => {
     expect(shareOver(10_000, over(0, 2), 3).threads()).toBe(2);
     // A busy loop held one core all along.
     expect(shareOver(10_000, over(0, 1), 1).threads()).toBe(1);
+  });
+
+  it("counts only other processes' runnable tasks, not this process's own threads", () => {
+    // Its two polling workers and the reading thread are runnable, nothing else is.
+    expect(shareOver(10_000, over(0, 0), 3).threads()).toBe(1);
+    const now = performance.now();
+    const [before, after] = over(0, 0);
+    const readings = [{ ...before, wallMs: now - 10_000 }, { ...after, wallMs: now, runnable: 3, ownRunnable: 3 }];
+    expect(new CoreShare(2, () => readings.shift()).threads()).toBe(2);
+  });
+
+  it("starts a new window at a restart, with the threads of that moment", () => {
+    // A load's window: the process used 1.57 cores and the kernel's reads for it looked like another process's 0.35.
+    const now = performance.now();
+    const load = (): [CpuTimes, CpuTimes] => {
+      const [before, after] = over(0.08, 1.57);
+      return [{ ...before, wallMs: now - 1000 }, { ...after, wallMs: now - 1000 + 1000, runnable: 2, ownRunnable: 2 }];
+    };
+    expect(new CoreShare(2, readingsOf(load())).threads()).toBe(1);
+    // Restarted as the load ends, when only its own threads run: every thread, until the next window says otherwise.
+    const [start, end] = load();
+    const restarted = new CoreShare(2, readingsOf([start, end]));
+    restarted.restart();
+    expect(restarted.threads()).toBe(2);
+    // Another process running at that moment takes a core.
+    const busy = new CoreShare(2, readingsOf([start, { ...end, runnable: 3, ownRunnable: 1 }]));
+    busy.restart();
+    expect(busy.threads()).toBe(1);
   });
 
   it("falls back to the window's share where the runnable count cannot be read", () => {

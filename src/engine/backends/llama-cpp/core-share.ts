@@ -7,9 +7,9 @@
  * already ours, measured over the last half second from /proc/stat and this process's CPU time. After an idle spell
  * of this process the window since the last reading describes the spell, not the present (a server's first long prompt, sent just
  * after another process's busy spell, evaluated its first 512-token chunk on one of 2 quiet cores): then the share is
- * read off the tasks runnable at that moment.
+ * read off the other processes' tasks runnable at that moment. So is it when a model's load ends (restart()).
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Cumulative CPU times at one moment. */
 export interface CpuTimes {
@@ -24,6 +24,8 @@ export interface CpuTimes {
   ownMs: number;
   /** Tasks runnable machine-wide at that moment, the reading one included (procs_running). */
   runnable?: number;
+  /** This process's threads running or runnable at that moment, the reading one included (absent: only it). */
+  ownRunnable?: number;
 }
 
 /** How often the share is measured again. */
@@ -57,13 +59,28 @@ export function readCpuTimes(): CpuTimes | undefined {
     cores: stat.match(/^cpu\d+ /gm)?.length ?? 1,
     ownMs: (usage.user + usage.system) / 1000,
     runnable: running ? Number(running[1]) : undefined,
+    ownRunnable: countOwnRunnable(),
   };
 }
 
-/** The threads a step may use given the tasks runnable at one moment besides the reading one: a core each. */
+/** This process's threads in state R (running or runnable), from /proc/self/task; undefined where unreadable. */
+function countOwnRunnable(): number | undefined {
+  try {
+    let count = 0;
+    for (const task of readdirSync("/proc/self/task")) {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8");
+      if (stat.charAt(stat.lastIndexOf(")") + 2) === "R") count++;
+    }
+    return count;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The threads a step may use given the other processes' tasks runnable at one moment: a core each. */
 function threadsForRunnable(now: CpuTimes, maxThreads: number): number | undefined {
   if (now.runnable === undefined) return undefined;
-  return Math.min(maxThreads, Math.max(1, now.cores - (now.runnable - 1)));
+  return Math.min(maxThreads, Math.max(1, now.cores - (now.runnable - Math.max(1, now.ownRunnable ?? 1))));
 }
 
 /** The threads a step may use given the cores available (idle or this process's own) between two readings. */
@@ -92,6 +109,18 @@ export class CoreShare implements Cores {
   constructor(readonly maxThreads: number, private readonly read: () => CpuTimes | undefined = readCpuTimes) {
     this.current = maxThreads;
     this.last = read();
+  }
+
+  /**
+   * Starts a new window now, with the threads of the moment (other processes' runnable tasks). A model's load ends
+   * here: the window before it held the load's reads, whose kernel work counts as another process's, so the first
+   * prompt after a server started was evaluated on one of 2 quiet cores.
+   */
+  restart(): void {
+    const now = this.read();
+    if (!now) return;
+    this.current = threadsForRunnable(now, this.maxThreads) ?? this.current;
+    this.last = now;
   }
 
   threads(): number {

@@ -98,6 +98,8 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
   try {
     const loaded = await openModel(options, promptThread, modelCores);
     await warmed;
+    // Measured once the load's other work is done: the prompt thread's start would count as the steps' own.
+    if (options.warmUp) await loaded.warmUp();
     return loaded;
   } catch (error) {
     modelCores.leave();
@@ -146,18 +148,11 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores)) : undefined;
   if (cores && lane) cores.laneActive = () => lane.active;
-  if (lane && options.warmUp) lane.warmUp(() => laneFitsAtLoad(model, ctxSize));
   const cpuDetails = cpu && { cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   info.details = { ...info.details, ...cpuDetails, ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model), promptThread);
-  const loaded = new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft });
-  // A server measures its step cost before its first request, which the planner then sizes right from the start.
-  if (options.warmUp) {
-    await loaded.calibrate();
-    info.details = { ...info.details, stepCostAtLoad: describeStepCost(loaded.planner.cost.parts) };
-  }
-  return loaded;
+  return new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft });
 }
 
 export class LlamaCppModel extends LocalModel {
@@ -168,8 +163,8 @@ export class LlamaCppModel extends LocalModel {
   readonly planner: StepPlanner;
   private readonly clock: StepClock | undefined;
   private readonly embeddings: EmbeddingContext;
-  /** Measures the step cost on an empty sequence before the model serves (servers: see calibrate-steps.ts). */
-  readonly calibrate: () => Promise<void>;
+  /** A server's last step of a load: the step cost measured for the planner (calibrate-steps.ts), then the lane opened. */
+  readonly warmUp: () => Promise<void>;
 
   constructor(
     options: LlamaCppModelOptions,
@@ -196,7 +191,11 @@ export class LlamaCppModel extends LocalModel {
     this.clock = StepClock.attach(context, () => barrier.generating > 0);
     reportModelDistribution(context, model);
     const sampler = options.stepSampler === false ? undefined : StepSampler.attach(context, model);
-    this.calibrate = () => calibrateStepCost(model, sequences[0]!, parts.device).then((parts) => planner.calibrated(parts));
+    this.warmUp = async () => {
+      planner.calibrated(await calibrateStepCost(model, sequences[0]!, parts.device));
+      info.details = { ...info.details, stepCostAtLoad: describeStepCost(planner.cost.parts) };
+      parts.lane?.warmUp(() => laneFitsAtLoad(model, ctxSize));
+    };
     this.pool = pool;
     const threadPool = parts.pool;
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
