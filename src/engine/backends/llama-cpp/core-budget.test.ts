@@ -31,12 +31,14 @@ describe("CoreBudget", () => {
   });
 
   it("reads the cores afresh when a load ends: the load's window does not describe the machine after it", () => {
-    // Readings: at the budget's start, then as the load ends (nothing but this process's threads runnable), then a
-    // second after the start, as if the load's window were read (it looks like another process had a third of a core).
+    // Readings: at the budget's start; as the load ends, a second later (it used 1.57 cores, and the kernel's reads for
+    // it look like another process's third of a core; a client's task is runnable at that moment); and 0.6 s later,
+    // the model's first prompt using both cores.
     const now = performance.now();
     const readings: CpuTimes[] = [
-      { wallMs: now - 1000, totalJiffies: 0, idleJiffies: 0, cores: 2, ownMs: 0 },
-      { wallMs: now, totalJiffies: 200, idleJiffies: 8, cores: 2, ownMs: 1570, runnable: 2, ownRunnable: 2 },
+      { wallMs: now - 1600, totalJiffies: 0, idleJiffies: 0, cores: 2, ownMs: 0 },
+      { wallMs: now - 600, totalJiffies: 200, idleJiffies: 8, cores: 2, ownMs: 1570, runnable: 3, ownRunnable: 2 },
+      { wallMs: now, totalJiffies: 320, idleJiffies: 10, cores: 2, ownMs: 2720, runnable: 2, ownRunnable: 2 },
     ];
     const shared = new CoreBudget(2, () => readings.shift());
     const model = shared.join();

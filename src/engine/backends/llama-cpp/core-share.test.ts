@@ -57,16 +57,22 @@ describe("CoreShare", () => {
     expect(shareOver(10_000, over(2, 0), 2).threads()).toBe(1);
   });
 
-  it("keeps to the measured share over a recent window, whatever runs at the moment", () => {
-    expect(shareOver(1_000, over(0, 1), 1).threads()).toBe(1);
+  it("keeps to the measured share over a recent window while another process's task is runnable", () => {
+    // A busy loop held a core in the window and is runnable now.
+    expect(shareOver(1_000, over(0, 1), 2).threads()).toBe(1);
+    // The window was quiet: a task runnable at the moment does not take a core.
     expect(shareOver(1_000, over(2, 0), 3).threads()).toBe(2);
+  });
+
+  it("takes back a core another process used in the window when nothing else is runnable now (a client that waits)", () => {
+    expect(shareOver(1_000, over(0, 1), 1).threads()).toBe(2);
   });
 
   it("keeps to the measured share over a long window in which this process worked (a step of several seconds)", () => {
     // Its own two threads had both cores; at the step's end its polling workers still count as runnable.
     expect(shareOver(10_000, over(0, 2), 3).threads()).toBe(2);
-    // A busy loop held one core all along.
-    expect(shareOver(10_000, over(0, 1), 1).threads()).toBe(1);
+    // A busy loop held one core all along, and is runnable at the step's end.
+    expect(shareOver(10_000, over(0, 1), 2).threads()).toBe(1);
   });
 
   it("counts only other processes' runnable tasks, not this process's own threads", () => {
@@ -85,9 +91,10 @@ describe("CoreShare", () => {
       const [before, after] = over(0.08, 1.57);
       return [{ ...before, wallMs: now - 1000 }, { ...after, wallMs: now - 1000 + 1000, runnable: 2, ownRunnable: 2 }];
     };
-    expect(new CoreShare(2, readingsOf(load())).threads()).toBe(1);
-    // Restarted as the load ends, when only its own threads run: every thread, until the next window says otherwise.
+    // Read a second later, with another process's task runnable at that moment: the load's window decides.
     const [start, end] = load();
+    expect(new CoreShare(2, readingsOf([start, { ...end, runnable: 3 }])).threads()).toBe(1);
+    // Restarted as the load ends, when only its own threads run: every thread, until the next window says otherwise.
     const restarted = new CoreShare(2, readingsOf([start, end]));
     restarted.restart();
     expect(restarted.threads()).toBe(2);

@@ -7,7 +7,8 @@
  * already ours, measured over the last half second from /proc/stat and this process's CPU time. After an idle spell
  * of this process the window since the last reading describes the spell, not the present (a server's first long prompt, sent just
  * after another process's busy spell, evaluated its first 512-token chunk on one of 2 quiet cores): then the share is
- * read off the other processes' tasks runnable at that moment. So is it when a model's load ends (restart()).
+ * read off the other processes' tasks runnable at that moment. So is it when a model's load ends (restart()). And a
+ * core the window says another process used is taken back when no other process's task is runnable at the reading.
  */
 import { readdirSync, readFileSync } from "node:fs";
 
@@ -130,7 +131,11 @@ export class CoreShare implements Cores {
     if (!now) return this.current;
     const wall = now.wallMs - this.last.wallMs;
     const spell = wall > SPELL_MS && now.ownMs - this.last.ownMs < IDLE_CORES * wall;
-    this.current = (spell ? threadsForRunnable(now, this.maxThreads) : undefined) ?? threadsForShare(this.last, now, this.maxThreads);
+    const window = threadsForShare(this.last, now, this.maxThreads);
+    const moment = threadsForRunnable(now, this.maxThreads);
+    // A core another process used in the window but that nothing else wants now (a client that sent its request and
+    // waits for it) is taken back: a client's work just before its prompt put that prompt on one of 2 idle cores.
+    this.current = moment === undefined ? window : spell ? moment : Math.max(window, moment);
     this.last = now;
     return this.current;
   }
