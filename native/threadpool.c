@@ -178,6 +178,17 @@ static struct attached *handle_arg(napi_env env, napi_value value, const char *m
   return data;
 }
 
+/* The handle attach() returned, as a call's only argument; NULL (an exception pending) otherwise. */
+static struct attached *sole_handle_arg(napi_env env, napi_callback_info info, const char *message) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) {
+    napi_throw_error(env, NULL, message);
+    return NULL;
+  }
+  return handle_arg(env, argv[0], message);
+}
+
 /*
  * use(handle, threads) → whether the context's next steps run on a pool of that many threads (clamped to 1 and the
  * count given to attach). Call it only between the context's decode steps.
@@ -200,10 +211,7 @@ static napi_value use(napi_env env, napi_callback_info info) {
  * the decode in flight and frees the llama_context, which does not own the pool). Idempotent.
  */
 static napi_value release(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return throw_error(env, "release: expects the handle attach returned");
-  struct attached *handle = handle_arg(env, argv[0], "release: expects the handle attach returned");
+  struct attached *handle = sole_handle_arg(env, info, "release: expects the handle attach returned");
   if (!handle) return NULL;
   for (uint32_t n = 2; n <= handle->max_threads; n++) {
     if (handle->pools[n]) handle->free_pool(handle->pools[n]);
@@ -234,10 +242,7 @@ static napi_value interrupt(napi_env env, napi_callback_info info) {
  * thread. Call it only where node-llama-cpp would call decodeBatch().
  */
 static napi_value decode_now(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return throw_error(env, "decodeNow: expects the handle attach returned");
-  struct attached *handle = handle_arg(env, argv[0], "decodeNow: expects the handle attach returned");
+  struct attached *handle = sole_handle_arg(env, info, "decodeNow: expects the handle attach returned");
   if (!handle) return NULL;
   struct addon_context_tail *addon = handle->addon;
   addon->got_logit = false;
