@@ -84,6 +84,17 @@ describe("CoreShare", () => {
     expect(new CoreShare(2, () => readings.shift()).threads()).toBe(2);
   });
 
+  it("reads the runnable tasks again while another process's task seems to take a core: a client runs only for a moment", () => {
+    const now = performance.now();
+    const [before, after] = over(0, 0);
+    const spell = { ...before, wallMs: now - 10_000 };
+    const moment = (runnable: number) => ({ ...after, wallMs: now, runnable, ownRunnable: 1 });
+    // The client woken by the last token is running at the first reading, and gone at the second.
+    expect(new CoreShare(2, readingsOf([spell, moment(2), moment(1)])).threads()).toBe(2);
+    // A busy loop is runnable at every reading.
+    expect(new CoreShare(2, readingsOf([spell, ...Array.from({ length: 6 }, () => moment(2))])).threads()).toBe(1);
+  });
+
   it("starts a new window at a restart, with the threads of that moment", () => {
     // A load's window: the process used 1.57 cores and the kernel's reads for it looked like another process's 0.35.
     const now = performance.now();

@@ -29,6 +29,8 @@ export interface CpuTimes {
   ownRunnable?: number;
 }
 
+/** Further readings of the runnable tasks while other processes' tasks seem to take a core (~0.1 ms each). */
+const MOMENT_SAMPLES = 4;
 /** How often the share is measured again. */
 const INTERVAL_MS = 500;
 /** A core counts once this much of it is available (so a share of 1.8 cores still runs two threads). */
@@ -120,7 +122,7 @@ export class CoreShare implements Cores {
   restart(): void {
     const now = this.read();
     if (!now) return;
-    this.current = threadsForRunnable(now, this.maxThreads) ?? this.current;
+    this.current = this.momentThreads(now) ?? this.current;
     this.last = now;
   }
 
@@ -132,12 +134,30 @@ export class CoreShare implements Cores {
     const wall = now.wallMs - this.last.wallMs;
     const spell = wall > SPELL_MS && now.ownMs - this.last.ownMs < IDLE_CORES * wall;
     const window = threadsForShare(this.last, now, this.maxThreads);
-    const moment = threadsForRunnable(now, this.maxThreads);
+    const moment = this.momentThreads(now);
     // A core another process used in the window but that nothing else wants now (a client that sent its request and
     // waits for it) is taken back: a client's work just before its prompt put that prompt on one of 2 idle cores.
     this.current = moment === undefined ? window : spell ? moment : Math.max(window, moment);
     this.last = now;
     return this.current;
+  }
+
+  /**
+   * The threads other processes' runnable tasks leave at `now`, read again up to MOMENT_SAMPLES times while they take a
+   * core: a reading comes at a step's start, just after this process wrote its tokens, when the client they woke (or
+   * one that has just sent its request) is still running for a fraction of a millisecond. One sample was that client
+   * often enough to put a server's prompts on one of 2 idle cores (`npm run bench`'s single stream, sides taking turns:
+   * kiln's 512-token prompt at 174–212 tok/s in all three rounds against 272–355 for node-llama-cpp in process; with
+   * the further samples 326–348 in two rounds of three).
+   */
+  private momentThreads(now: CpuTimes): number | undefined {
+    let threads = threadsForRunnable(now, this.maxThreads);
+    for (let i = 0; i < MOMENT_SAMPLES && threads !== undefined && threads < this.maxThreads; i++) {
+      const again = this.read();
+      if (!again) break;
+      threads = Math.max(threads, threadsForRunnable(again, this.maxThreads) ?? threads);
+    }
+    return threads;
   }
 }
 
