@@ -154,8 +154,12 @@ describe("steps on the event loop's thread", () => {
     const model = await load(true);
     try {
       await readEvents(model.complete(request));
+      // A planner that has measured a short step and expects short ones, whatever this machine's speed.
+      model.planner.calibrated({ fixed: 1, perToken: 1, perTokenPerKDepth: 0 });
+      model.planner.stepStarted(undefined);
+      model.planner.stepStarted(5);
       const steps = stepsOf(model)!;
-      for (const tokens of [1, 3, 512]) expect(steps.onLoop(tokens)).toBe(model.planner.onLoop(tokens));
+      expect(steps.onLoop(1)).toBe(true);
       expect(steps.onLoop(512)).toBe(false);
     } finally {
       await model.dispose();

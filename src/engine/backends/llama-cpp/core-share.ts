@@ -134,7 +134,9 @@ export class CoreShare implements Cores {
     const wall = now.wallMs - this.last.wallMs;
     const spell = wall > SPELL_MS && now.ownMs - this.last.ownMs < IDLE_CORES * wall;
     const window = threadsForShare(this.last, now, this.maxThreads);
-    const moment = this.momentThreads(now);
+    // Sampled only when it can change the answer: while a step uses every thread, the client woken by its tokens is
+    // runnable at most readings, and each sample costs a read of /proc.
+    const moment = spell || window < this.maxThreads ? this.momentThreads(now) : undefined;
     // A core another process used in the window but that nothing else wants now (a client that sent its request and
     // waits for it) is taken back: a client's work just before its prompt put that prompt on one of 2 idle cores.
     this.current = moment === undefined ? window : spell ? moment : Math.max(window, moment);
