@@ -5,16 +5,27 @@
  * that is already a second for a 1.5B model on 2 cores, so the single steps come first and the first of them, which
  * reads the weights from the page cache, is left out by their median (timed first, the large step had put the
  * default model at 6–13 ms a prompt token instead of ~2.7, and its first prompts were cut into two steps).
+ *
+ * With a second sequence it also times the copy of one sequence's cache into another (slot-pool.ts), which llama.cpp
+ * performs at the next decode: a copy and a step of one token, less a step of one token.
  */
 import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import { partsFromCalibration, type StepDevice } from "./step-planner.js";
 import type { StepCostParts } from "./step-cost.js";
+import { copyPrefix } from "./copy-prefix.js";
 
 /** Prompt tokens in the large step: enough to show the per-token part, cheap enough on a small CPU. */
 const CALIBRATION_TOKENS: Record<StepDevice, number> = { cpu: 32, gpu: 256 };
 const SINGLE_STEPS = 3;
+const COPY_SAMPLES = 2;
 
-export async function calibrateStepCost(model: LlamaModel, sequence: LlamaContextSequence, device: StepDevice): Promise<StepCostParts> {
+/** The measured step cost, and what a prefix copy adds to a step (absent: no second sequence to copy into). */
+export interface StepCalibration {
+  parts: StepCostParts;
+  prefixCopyMs?: number;
+}
+
+export async function calibrateStepCost(model: LlamaModel, sequence: LlamaContextSequence, device: StepDevice, copyInto?: LlamaContextSequence): Promise<StepCalibration> {
   const count = CALIBRATION_TOKENS[device];
   const words = model.tokenize("The quick brown fox jumps over the lazy dog while the server measures its steps. ");
   const tokens = Array.from({ length: count + SINGLE_STEPS }, (_, i) => words[i % words.length]!) as Token[];
@@ -35,15 +46,34 @@ export async function calibrateStepCost(model: LlamaModel, sequence: LlamaContex
     const started = performance.now();
     await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, count));
     const manyMs = performance.now() - started;
-    return partsFromCalibration({ tokens: count, manyMs, oneMs }, device);
+    const prefixCopyMs = copyInto && await timePrefixCopy(sequence, copyInto, tokens[0]!, oneMs);
+    return { parts: partsFromCalibration({ tokens: count, manyMs, oneMs }, device), ...(prefixCopyMs === undefined ? {} : { prefixCopyMs }) };
   } finally {
     await sequence.clearHistory();
   }
 }
 
+/** The least of a few copies of `from`'s cache into `into`, each followed by a step of one token, less `oneMs`. */
+async function timePrefixCopy(from: LlamaContextSequence, into: LlamaContextSequence, token: Token, oneMs: number): Promise<number | undefined> {
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < COPY_SAMPLES; i++) {
+      const started = performance.now();
+      if (!(await copyPrefix(into, from, from.nextTokenIndex))) return undefined;
+      await into.evaluateWithoutGeneratingNewTokens([token]);
+      samples.push(performance.now() - started - oneMs);
+      await into.clearHistory();
+    }
+    return round3(Math.max(0, Math.min(...samples)));
+  } finally {
+    await into.clearHistory();
+  }
+}
+
 /** The measured parts as a model's details show them (`stepCostAtLoad`). */
-export function describeStepCost(parts: StepCostParts): { fixedMs: number; perTokenMs: number } {
-  return { fixedMs: round3(parts.fixed), perTokenMs: round3(parts.perToken) };
+export function describeStepCost(calibration: StepCalibration): { fixedMs: number; perTokenMs: number; prefixCopyMs?: number } {
+  const { parts, prefixCopyMs } = calibration;
+  return { fixedMs: round3(parts.fixed), perTokenMs: round3(parts.perToken), ...(prefixCopyMs === undefined ? {} : { prefixCopyMs }) };
 }
 
 const round3 = (value: number): number => Math.round(value * 1000) / 1000;

@@ -183,6 +183,7 @@ export class LlamaCppModel extends LocalModel {
       disk: parts.disk,
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
+      copyPays: (tokens) => planner.prefixCopyPays(tokens),
     });
     const alone = () => !parts.modelCores.shared() && !parts.lane?.active;
     const planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating, alone });
@@ -192,8 +193,9 @@ export class LlamaCppModel extends LocalModel {
     reportModelDistribution(context, model);
     const sampler = options.stepSampler === false ? undefined : StepSampler.attach(context, model);
     this.warmUp = async () => {
-      planner.calibrated(await calibrateStepCost(model, sequences[0]!, parts.device));
-      info.details = { ...info.details, stepCostAtLoad: describeStepCost(planner.cost.parts) };
+      const calibration = await calibrateStepCost(model, sequences[0]!, parts.device, sequences[1]);
+      planner.calibrated(calibration.parts, calibration.prefixCopyMs);
+      info.details = { ...info.details, stepCostAtLoad: describeStepCost(calibration) };
       parts.lane?.warmUp(() => laneFitsAtLoad(model, ctxSize));
     };
     this.pool = pool;

@@ -1,8 +1,16 @@
 /**
- * Which free sequence of a context a prompt takes (see slot-pool.ts): the one sharing the longest real prefix with it;
- * without one, the one whose cache it would erase least, except that losses within a factor of two of each other
- * weigh the same and then a sequence next to busy ones goes first (llama.cpp decodes consecutive sequence ids in one
- * pass over the weights: batch-order.ts).
+ * Which free sequence of a context a prompt takes (see slot-pool.ts), and whether another sequence's cached prefix is
+ * copied into it first.
+ *
+ * The slot: the one sharing the longest real prefix with the prompt; without one, the one whose cache it would erase
+ * least, except that losses within a factor of two of each other weigh the same and then a sequence next to busy ones
+ * goes first (llama.cpp decodes consecutive sequence ids in one pass over the weights: batch-order.ts).
+ *
+ * The copy (copy-prefix.ts), when the step planner says it costs less than evaluating the tokens it spares:
+ * - another sequence, free or generating, holds more of the prompt than the chosen slot (a new conversation with the
+ *   same system prompt, or the chat template's opening of the previous request): its prefix is copied in;
+ * - the chosen slot holds the prompt's prefix and then another conversation's tail, which taking it would erase: the
+ *   prompt goes to the slot that loses least instead, with the prefix copied there, so both conversations keep theirs.
  */
 /** Shared prefix tokens that make a cached sequence worth choosing; below it, the slot that loses least is taken. */
 export const MIN_REUSE = 64;
@@ -12,16 +20,77 @@ const SMALL_LOSS = 256;
 
 const withinTwice = (a: number, b: number): boolean => a <= 2 * b && b <= 2 * a;
 
-/** A free slot as a prompt would find it: tokens it shares, cached tokens it would erase, busy slots beside it. */
-export interface Candidate<S extends { lastUsed: number } = { lastUsed: number }> {
+/** A sequence as a prompt finds it. */
+export interface SlotView<S> {
   slot: S;
+  busy: boolean;
+  /** Busy, with its whole prompt evaluated: only decodes touch its cache now, so it can lend its prefix. */
+  generating: boolean;
+  /** Tokens of the prompt's start it holds (0 with the prefix cache off). */
+  common: number;
+  /** Tokens it holds. */
+  held: number;
+  lastUsed: number;
+}
+
+/** The slot a prompt takes, and the sequence whose first `shared` tokens are copied into it first. */
+export interface SlotChoice<S> {
+  slot: S;
+  donor?: { slot: S; shared: number };
+}
+
+/** A free slot as the ranking weighs it: tokens it shares, cached tokens it would erase, busy slots beside it. */
+interface Candidate<S> {
+  view: SlotView<S>;
   shared: number;
   lost: number;
   busyNeighbours: number;
 }
 
+/**
+ * The best free slot for a prompt of `promptTokens` tokens, with a donor when a copy pays (`copyPays` absent: never).
+ * undefined: every slot is busy.
+ */
+export function chooseSlot<S>(views: SlotView<S>[], promptTokens: number, copyPays?: (tokens: number) => boolean): SlotChoice<S> | undefined {
+  const best = rankFree(views, (view) => view.common);
+  if (!best || !copyPays) return best && { slot: best.view.slot };
+  // A copy leaves two tokens to evaluate: the step that performs it evaluates the next one, and the last gives logits.
+  const copyable = (tokens: number) => Math.min(tokens, promptTokens - 2);
+  const chosen = best.view;
+  const tail = chosen.held - chosen.common;
+  if (chosen.common > 0 && tail > 0 && copyPays(tail)) {
+    const other = rankFree(views.filter((view) => view !== chosen), () => 0);
+    if (other && other.lost < tail) {
+      const shared = copyable(chosen.common);
+      return { slot: other.view.slot, ...(copyPays(shared - other.view.common) ? { donor: { slot: chosen.slot, shared } } : {}) };
+    }
+  }
+  let donor: SlotView<S> | undefined;
+  for (const view of views) {
+    if (view !== chosen && (!view.busy || view.generating) && view.common > (donor?.common ?? chosen.common)) donor = view;
+  }
+  const shared = donor ? copyable(donor.common) : 0;
+  return donor && shared > chosen.common && copyPays(shared - chosen.common) ? { slot: chosen.slot, donor: { slot: donor.slot, shared } } : { slot: chosen.slot };
+}
+
+/** The free slot ranked first, each sharing `sharedOf(view)` tokens in place. */
+function rankFree<S>(views: SlotView<S>[], sharedOf: (view: SlotView<S>) => number): Candidate<S> | undefined {
+  let best: Candidate<S> | undefined;
+  for (const [index, view] of views.entries()) {
+    if (view.busy) continue;
+    const common = sharedOf(view);
+    // A few shared tokens (a chat template's opening) are no reason to erase another conversation's long prefix;
+    // a sequence that holds nothing but a prefix of this prompt loses nothing, so any share of it counts.
+    const shared = common >= MIN_REUSE || (common > 0 && common === view.held) ? common : 0;
+    const busyNeighbours = Number(views[index - 1]?.busy ?? false) + Number(views[index + 1]?.busy ?? false);
+    const candidate = { view, shared, lost: view.held - view.common, busyNeighbours };
+    if (!best || ranksAbove(candidate, best)) best = candidate;
+  }
+  return best;
+}
+
 /** Whether `a` is the better slot for the prompt than `b`. */
-export function ranksAbove(a: Candidate, b: Candidate): boolean {
+function ranksAbove<S>(a: Candidate<S>, b: Candidate<S>): boolean {
   if (a.shared !== b.shared) return a.shared > b.shared;
   // Erasing 230 tokens or 358 (or none) costs about the same, while a slot next to busy ones saves a pass over the
   // weights at every step of the request: only a loss beyond twice the other's (each counted as at least SMALL_LOSS
@@ -29,5 +98,5 @@ export function ranksAbove(a: Candidate, b: Candidate): boolean {
   if (!withinTwice(Math.max(a.lost, SMALL_LOSS), Math.max(b.lost, SMALL_LOSS))) return a.lost < b.lost;
   if (a.busyNeighbours !== b.busyNeighbours) return a.busyNeighbours > b.busyNeighbours;
   if (a.lost !== b.lost) return a.lost < b.lost;
-  return a.slot.lastUsed < b.slot.lastUsed;
+  return a.view.lastUsed < b.view.lastUsed;
 }

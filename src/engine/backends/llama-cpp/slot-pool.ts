@@ -8,6 +8,9 @@
  * consecutive sequence ids in one pass over the weights and each gap between busy ids costs another pass (see
  * batch-order.ts); the pool takes a fresh context's sequences in order, so slot index and sequence id agree.
  *
+ * When another sequence holds more of the prompt (a new conversation beside one with the same system prompt), its
+ * prefix is copied into the slot if the step planner says that costs less than evaluating it (slot-choice.ts).
+ *
  * With a disk tier, a prompt whose longest cached prefix is on disk loads that state into the slot first; long
  * sequences are saved when a request leaves many new tokens in them (once no sequence is generating, since a save
  * holds the context) and before their tokens are erased for another prompt.
@@ -16,7 +19,8 @@ import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { CacheTier } from "../../events.js";
 import type { PrefixDivergence } from "../../engine-options.js";
 import { commonPrefix, type PrefixDiskCache } from "./prefix-disk-cache.js";
-import { MIN_REUSE, ranksAbove, type Candidate } from "./slot-choice.js";
+import { copyPrefix } from "./copy-prefix.js";
+import { chooseSlot, MIN_REUSE, type SlotChoice } from "./slot-choice.js";
 
 export interface SlotPoolOptions {
   /** false: every request starts from an empty sequence (for measuring what the cache saves). */
@@ -27,6 +31,8 @@ export interface SlotPoolOptions {
   detokenize(tokens: Token[]): string;
   /** Called when a prompt does not fully extend the chosen sequence's cached tokens. */
   onDivergence?(info: PrefixDivergence): void;
+  /** Whether copying this many cached tokens from another sequence beats evaluating them; absent: never copies. */
+  copyPays?(tokens: number): boolean;
 }
 
 /** A sequence on loan, already trimmed: evaluate `prompt.slice(reusedTokens)` on it next. */
@@ -51,6 +57,8 @@ interface Slot {
   pendingSave: boolean;
   /** Busy only while its state is written to disk: it frees with its tokens intact. */
   saving: boolean;
+  /** Copies of its prefix under way (copy-prefix.ts): it stays busy until they are done, whoever released it. */
+  lending: number;
 }
 
 /**
@@ -66,7 +74,7 @@ export class SlotPool {
   private flushing = Promise.resolve();
 
   constructor(sequences: LlamaContextSequence[], private readonly options: SlotPoolOptions) {
-    this.slots = sequences.map((sequence) => ({ sequence, busy: false, lastUsed: 0, abandoned: false, pendingSave: false, saving: false }));
+    this.slots = sequences.map((sequence) => ({ sequence, busy: false, lastUsed: 0, abandoned: false, pendingSave: false, saving: false, lending: 0 }));
   }
 
   get size(): number { return this.slots.length; }
@@ -77,11 +85,12 @@ export class SlotPool {
    * about to free with a longer prefix) and prepares it: loads a longer prefix from disk, erases the diverging tail.
    */
   async acquire(prompt: Token[], signal?: AbortSignal): Promise<SlotLease> {
-    let slot = this.pickSlot(prompt);
-    while (!slot) {
+    let choice = this.pickSlot(prompt);
+    while (!choice) {
       await new Promise<void>((resolve) => this.waiting.push(resolve));
-      slot = this.pickSlot(prompt);
+      choice = this.pickSlot(prompt);
     }
+    const { slot, donor } = choice;
     slot.busy = true;
     slot.lastUsed = ++this.clock;
     slot.target = prompt;
@@ -93,7 +102,7 @@ export class SlotPool {
       this.release(taken);
     };
     try {
-      return { sequence: slot.sequence, ...(await this.prepare(slot, prompt)), release };
+      return { sequence: slot.sequence, ...(await this.prepare(slot, prompt, donor)), release };
     } catch (error) {
       release();
       throw error;
@@ -106,23 +115,22 @@ export class SlotPool {
     await this.saveIdle(true);
   }
 
-  private pickSlot(prompt: Token[]): Slot | undefined {
-    let best: Candidate<Slot> | undefined;
-    for (const [index, slot] of this.slots.entries()) {
-      if (slot.busy) continue;
-      const common = this.options.prefixCache ? sharedPrefix(slot.sequence, prompt) : 0;
-      // A few shared tokens (a chat template's opening) are no reason to erase another conversation's long prefix;
-      // a sequence that holds nothing but a prefix of this prompt loses nothing, so any share of it counts.
-      const shared = common >= MIN_REUSE || (common > 0 && common === slot.sequence.nextTokenIndex) ? common : 0;
-      const lost = this.options.prefixCache ? slot.sequence.nextTokenIndex - common : 0;
-      const busyNeighbours = Number(this.slots[index - 1]?.busy ?? false) + Number(this.slots[index + 1]?.busy ?? false);
-      const candidate = { slot, shared, lost, busyNeighbours };
-      if (!best || ranksAbove(candidate, best)) best = candidate;
-    }
+  private pickSlot(prompt: Token[]): SlotChoice<Slot> | undefined {
+    const cache = this.options.prefixCache;
+    const views = this.slots.map((slot) => ({
+      slot,
+      busy: slot.busy,
+      generating: slot.busy && generating(slot),
+      common: cache ? sharedPrefix(slot.sequence, prompt) : 0,
+      held: cache ? slot.sequence.nextTokenIndex : 0,
+      lastUsed: slot.lastUsed,
+    }));
+    const choice = chooseSlot(views, prompt.length, cache ? this.options.copyPays : undefined);
     // A client retrying after its own disconnect finds its abandoned prefill, and an agent's next turn finds its
     // conversation while it is being saved (right after the previous turn): wait for it rather than start over.
-    const freeing = this.options.prefixCache && this.slots.some((slot) => slot.busy && this.heldFor(slot, prompt) > (best?.shared ?? 0));
-    return freeing ? undefined : best?.slot;
+    const within = choice ? Math.max(choice.donor?.shared ?? 0, views.find((view) => view.slot === choice.slot)!.common) : 0;
+    const freeing = cache && this.slots.some((slot) => slot.busy && this.heldFor(slot, prompt) > within);
+    return freeing ? undefined : choice;
   }
 
   /** Prompt tokens a busy slot will hold once it frees (its abandoned prefill, or the tokens it is saving), if worth it. */
@@ -131,7 +139,7 @@ export class SlotPool {
     return held >= MIN_REUSE ? held : 0;
   }
 
-  private async prepare(slot: Slot, prompt: Token[]): Promise<{ reusedTokens: number; cacheTier?: CacheTier }> {
+  private async prepare(slot: Slot, prompt: Token[], donor?: { slot: Slot; shared: number }): Promise<{ reusedTokens: number; cacheTier?: CacheTier }> {
     if (!this.options.prefixCache) {
       await slot.sequence.clearHistory();
       return { reusedTokens: 0 };
@@ -139,12 +147,37 @@ export class SlotPool {
     let tier: CacheTier = "ram";
     const disk = this.options.disk;
     const onDisk = disk?.find(prompt);
-    if (onDisk && onDisk.shared - sharedPrefix(slot.sequence, prompt) >= disk!.options.minTokens / STATE_WORTH_SHARE) {
+    const inRam = donor?.shared ?? sharedPrefix(slot.sequence, prompt);
+    if (onDisk && onDisk.shared - inRam >= disk!.options.minTokens / STATE_WORTH_SHARE) {
       await this.erase(slot, 0);
       if (await disk!.load(onDisk.entry, slot.sequence)) tier = "disk";
+    } else if (donor) {
+      await this.copyFrom(donor, slot, prompt);
     }
     const reusedTokens = await this.trimToPrompt(slot, prompt);
     return reusedTokens > 0 ? { reusedTokens, cacheTier: tier } : { reusedTokens };
+  }
+
+  /**
+   * Copies the donor's prefix into the slot (saving what the slot held first, as an erase does) and evaluates the
+   * prompt's next token there at once, which performs the copy. The donor stays busy meanwhile, so no request loads
+   * another state into it before its cache was copied.
+   */
+  private async copyFrom(donor: { slot: Slot; shared: number }, slot: Slot, prompt: Token[]): Promise<void> {
+    const lender = donor.slot;
+    lender.busy = true;
+    lender.lending++;
+    try {
+      await this.erase(slot, 0);
+      if (await copyPrefix(slot.sequence, lender.sequence, donor.shared)) {
+        await slot.sequence.evaluateWithoutGeneratingNewTokens([prompt[donor.shared]!]);
+      }
+    } finally {
+      if (--lender.lending === 0 && lender.target === undefined) {
+        lender.busy = false;
+        this.wakeAll();
+      }
+    }
   }
 
   /** Keeps the shared prefix (minus the last prompt token, whose logits we need) and erases the rest. */
@@ -184,7 +217,7 @@ export class SlotPool {
   }
 
   private release(slot: Slot): void {
-    slot.busy = false;
+    slot.busy = slot.lending > 0;
     slot.abandoned = false;
     slot.target = undefined;
     slot.lastUsed = ++this.clock;
@@ -223,6 +256,11 @@ export class SlotPool {
       }
     }
   }
+}
+
+/** A busy slot whose request has evaluated its whole prompt: only decodes touch its cache now. */
+function generating(slot: Slot): boolean {
+  return slot.target !== undefined && !slot.saving && slot.sequence.nextTokenIndex >= slot.target.length;
 }
 
 function sharedPrefix(sequence: LlamaContextSequence, prompt: Token[]): number {

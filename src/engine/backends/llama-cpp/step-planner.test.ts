@@ -125,4 +125,27 @@ describe("StepPlanner", () => {
     alone = false;
     expect(shared.onLoop(1)).toBe(false);
   });
+
+  it("copies a cached prefix when evaluating its tokens costs more than the copy and the step that performs it", () => {
+    // 2 CPU cores, the default model: 0.9 ms a step and 2.7 ms a prompt token, a copy of its 1k-token stream 4 ms.
+    const cpuPlanner = new StepPlanner({ device: "cpu", generating: () => 0 });
+    cpuPlanner.calibrated({ fixed: 0.9, perToken: 2.7, perTokenPerKDepth: 0.2 }, 4);
+    expect(cpuPlanner.prefixCopyPays(25)).toBe(true);
+    expect(cpuPlanner.prefixCopyPays(1)).toBe(false);
+    // A GPU: a step costs 5 ms however many tokens it holds; a chat template's opening is not worth a copy, a coding
+    // agent's system prompt is.
+    const gpuPlanner = new StepPlanner({ device: "gpu", generating: () => 0 });
+    gpuPlanner.calibrated({ fixed: 5, perToken: 0.02, perTokenPerKDepth: 0.002 }, 1);
+    expect(gpuPlanner.prefixCopyPays(25)).toBe(false);
+    expect(gpuPlanner.prefixCopyPays(10_000)).toBe(true);
+    // Copying a long context per sequence costs more than a short prefix saves, even on a CPU.
+    const bigStreams = new StepPlanner({ device: "cpu", generating: () => 0 });
+    bigStreams.calibrated({ fixed: 5, perToken: 10, perTokenPerKDepth: 0.5 }, 250);
+    expect(bigStreams.prefixCopyPays(20)).toBe(false);
+    expect(bigStreams.prefixCopyPays(30)).toBe(true);
+    // Before a measurement: from 64 tokens.
+    const unmeasured = new StepPlanner({ device: "cpu", generating: () => 0 });
+    expect(unmeasured.prefixCopyPays(63)).toBe(false);
+    expect(unmeasured.prefixCopyPays(64)).toBe(true);
+  });
 });

@@ -45,6 +45,8 @@ export const MIN_PROMPT_TOKENS = 128;
  * no request meanwhile, so only steps about as long as one token of a 1.5B model on 2 CPU cores qualify.
  */
 export const LOOP_STEP_MS = 50;
+/** Before the copy of a prefix is measured, a prompt copies another sequence's cached prefix from this many tokens. */
+const UNMEASURED_COPY_TOKENS = 64;
 /** Deep in a prompt a step holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
 const DEPTH_PER_MIN_TOKEN = 32;
 
@@ -89,6 +91,8 @@ export class StepPlanner {
   private readonly step = { decoding: 0, promptTokens: 0, kiloDepthTokens: 0 };
   /** How long the latest measured step took; undefined before one was. */
   private lastStepMs: number | undefined;
+  /** What copying another sequence's prefix into a slot costs beyond the step that follows it; undefined: unmeasured. */
+  private prefixCopyMs: number | undefined;
 
   constructor(private readonly options: StepPlannerOptions) {
     this.cost = new StepCostModel(DEVICE_PRIOR[options.device]);
@@ -169,9 +173,24 @@ export class StepPlanner {
       && last !== undefined && last <= LOOP_STEP_MS && this.cost.ms({ tokens }) <= LOOP_STEP_MS;
   }
 
-  /** Replaces the starting guess with a measurement (see calibrateStepCost). */
-  calibrated(parts: StepCostParts): void {
+  /**
+   * Whether a prompt copies `tokens` cached tokens of another sequence into its slot rather than evaluating them
+   * (slot-pool.ts). llama.cpp copies a sequence's whole KV stream, so the copy costs what the context holds per
+   * sequence, whatever the tokens, plus a step of its own (the copy happens at a decode); it pays when evaluating the
+   * tokens costs more. On 2 CPU cores a chat template's opening of 25 tokens of the default model is worth its copy;
+   * on a GPU, where those tokens cost almost nothing, only a long shared prefix (a coding agent's system prompt) is.
+   */
+  prefixCopyPays(tokens: number): boolean {
+    if (this.prefixCopyMs === undefined) return tokens >= UNMEASURED_COPY_TOKENS;
+    const { fixed } = this.cost.parts;
+    const evaluating = this.cost.ms({ tokens, kiloDepthTokens: (tokens * tokens) / 2000 }) - fixed;
+    return evaluating > this.prefixCopyMs + fixed;
+  }
+
+  /** Replaces the starting guess with a measurement (see calibrateStepCost), and the copy's cost when it was measured. */
+  calibrated(parts: StepCostParts, prefixCopyMs?: number): void {
     this.cost.reset(parts);
+    this.prefixCopyMs = prefixCopyMs;
   }
 }
 

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { chooseSlot, type SlotView } from "./slot-choice.js";
+
+/** Slots named by index; each holds `held` tokens of which `common` are the prompt's start. */
+function views(...slots: Array<Partial<SlotView<number>> & { held: number }>): SlotView<number>[] {
+  return slots.map((slot, index) => ({ slot: index, busy: false, generating: false, common: 0, lastUsed: index, ...slot }));
+}
+
+const copyFrom = (least: number) => (tokens: number) => tokens >= least;
+const never = () => false;
+
+describe("chooseSlot", () => {
+  it("resumes a conversation in its own slot, with no copy, when it would lose nothing worth a copy", () => {
+    // An agent's next turn: slot 1 holds the conversation (its reply re-tokenizes 2 tokens differently).
+    const slots = views({ held: 0 }, { held: 4002, common: 4000 }, { held: 300, common: 25 });
+    expect(chooseSlot(slots, 4100, copyFrom(16))).toEqual({ slot: 1 });
+  });
+
+  it("copies another conversation's shared prefix into the slot that loses least, keeping that conversation", () => {
+    // Slot 1 shares a 448-token system prompt and then holds 3,500 tokens of its own conversation.
+    const slots = views({ held: 0 }, { held: 3948, common: 448 });
+    expect(chooseSlot(slots, 460, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 448 } });
+    // Without copies (a GPU, where its tail costs little to evaluate again) the conversation's slot is taken.
+    expect(chooseSlot(slots, 460, never)).toEqual({ slot: 1 });
+    expect(chooseSlot(slots, 460)).toEqual({ slot: 1 });
+  });
+
+  it("copies a chat template's opening from the previous request's slot when a copy of that few tokens pays", () => {
+    // One client's unique prompts: each shares 25 tokens with the one before (slot 2), below the reuse threshold.
+    const slots = views({ held: 0 }, { held: 0 }, { held: 358, common: 25, lastUsed: 9 });
+    expect(chooseSlot(slots, 230, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 2, shared: 25 } });
+    expect(chooseSlot(slots, 230, copyFrom(64))).toEqual({ slot: 0 });
+  });
+
+  it("copies from a generating sequence, never from one still loading or evaluating its prompt", () => {
+    const generating = views({ held: 0 }, { held: 600, common: 448, busy: true, generating: true });
+    expect(chooseSlot(generating, 460, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 448 } });
+    const evaluating = views({ held: 0 }, { held: 600, common: 448, busy: true, generating: false });
+    expect(chooseSlot(evaluating, 460, copyFrom(16))).toEqual({ slot: 0 });
+  });
+
+  it("leaves the prompt's last two tokens out of a copy, and copies nothing when that leaves too little", () => {
+    const slots = views({ held: 0 }, { held: 200, common: 100, busy: true, generating: true });
+    expect(chooseSlot(slots, 101, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 99 } });
+    expect(chooseSlot(views({ held: 0 }, { held: 40, common: 20, busy: true, generating: true }), 21, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 19 } });
+    expect(chooseSlot(views({ held: 0 }, { held: 40, common: 20, busy: true, generating: true }), 17, copyFrom(16))).toEqual({ slot: 0 });
+  });
+
+  it("waits when every slot is busy", () => {
+    expect(chooseSlot(views({ held: 10, busy: true }), 50, copyFrom(16))).toBeUndefined();
+  });
+});
