@@ -6,7 +6,10 @@
  * greedy text that may part ways after a near tie), while a wrong or unfinished copy changes the distribution outright.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createEngine, type ChatRequest, type Engine, type GenerationEvent } from "../../src/engine/index.js";
+import type { Llama } from "node-llama-cpp";
+import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
+import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
+import type { ChatRequest, GenerationEvent } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { readEvents, readInBackground, startOf, userRequest } from "../helpers/stream-events.js";
 
@@ -14,20 +17,21 @@ const system = Array.from({ length: 30 }, (_, i) => `Rule ${i}: the kiln stays a
 // Without a measured copy cost (no warm-up here), copies of 64 tokens and more pay: the replies leave longer tails.
 const ask = (text: string, maxTokens = 8): ChatRequest => userRequest("default", text, { system, maxTokens, logprobs: 5 });
 
-let engine: Engine;
-let reference: Engine;
+let llama: Llama;
+let engine: LlamaCppModel;
+let reference: LlamaCppModel;
 
 beforeAll(async () => {
-  const model = { id: "smollm2-135m", path: realModelPath(), aliases: ["default"] };
-  [engine, reference] = await Promise.all([
-    createEngine({ models: [model], parallel: 4, ctxSize: 4096, threads: testThreads() }),
-    createEngine({ models: [model], parallel: 1, ctxSize: 1024, threads: testThreads(), prefixCache: false }),
-  ]);
+  llama = await openLlama(false);
+  const model = { id: "default", path: realModelPath(), llama, threads: testThreads() };
+  engine = await loadLlamaCppModel({ ...model, parallel: 4, ctxSize: 4096 });
+  reference = await loadLlamaCppModel({ ...model, parallel: 1, ctxSize: 2048, prefixCache: false });
 });
 
 afterAll(async () => {
-  await engine?.close();
-  await reference?.close();
+  await engine?.dispose();
+  await reference?.dispose();
+  await llama?.dispose();
 });
 
 /** The first generated token's top alternatives, as logprobs by token text. */
@@ -75,4 +79,23 @@ it("copies the prefix of a sequence that is generating, leaving that sequence's 
   const runningAgain = await readEvents(engine.generate(running));
   expect(startOf(runningAgain).cachedInputTokens).toBe(runningStart.inputTokens - 1);
   await expectSameDistribution(runningAgain, running);
+});
+
+it("copies a prefix into the slot of a prompt that the prefill lane then evaluates", async () => {
+  // A fresh model, so the slot copied into has never held these tokens: a copy the lane read before it happened
+  // would give the lane empty cells.
+  const fresh = await loadLlamaCppModel({ id: "default", path: realModelPath(), llama, threads: testThreads(), parallel: 2, ctxSize: 4096 });
+  try {
+    await readEvents(fresh.generate(ask("What temperature is rule 3?", 80)));
+    // The lane (internal) counts the states it moved between the contexts.
+    const lane = (fresh as unknown as { runtime: { lane: { transfers: number } } }).runtime.lane;
+    // 180 numbers from 1000 are 1,079 tokens: with the copied system prompt, over the lane's 1,024 uncached tokens.
+    const long = ask(`Sum these: ${Array.from({ length: 180 }, (_, i) => i + 1000).join(", ")}.`);
+    const events = await readEvents(fresh.generate(long));
+    expect(startOf(events).cachedInputTokens).toBeGreaterThan(300);
+    expect(lane.transfers).toBeGreaterThan(0);
+    await expectSameDistribution(events, long);
+  } finally {
+    await fresh.dispose();
+  }
 });

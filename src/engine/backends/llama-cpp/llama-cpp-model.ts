@@ -178,7 +178,7 @@ export class LlamaCppModel extends LocalModel {
     super();
     this.parallel = options.parallel;
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
-    const pool = new SlotPool(sequences, {
+    const pool = this.pool = new SlotPool(sequences, {
       prefixCache: options.prefixCache ?? true,
       disk: parts.disk,
       detokenize: (tokens) => model.detokenize(tokens, true),
@@ -198,7 +198,6 @@ export class LlamaCppModel extends LocalModel {
       info.details = { ...info.details, stepCostAtLoad: describeStepCost(calibration) };
       parts.lane?.warmUp(() => laneFitsAtLoad(model, ctxSize));
     };
-    this.pool = pool;
     const threadPool = parts.pool;
     const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
     // The lane's own request holds a slot of the main context too.

@@ -24,6 +24,12 @@ const ORPHAN_AGE_MS = 60_000;
 interface DiskEntry { base: string; tokens: number[]; bytes: number }
 
 /** The best saved prefix for a prompt. */
+/**
+ * A whole state is worth writing (before an erase) or reading (instead of the prefix already in RAM) for this share
+ * of the disk tier's minimum tokens: a few dozen tokens of a diverging reply are not worth seconds of file I/O.
+ */
+const STATE_WORTH_SHARE = 8;
+
 export interface DiskMatch { entry: DiskEntry; shared: number }
 
 export class PrefixDiskCache {
@@ -61,6 +67,23 @@ export class PrefixDiskCache {
   /** How many leading tokens of `tokens` some saved state already holds. */
   covered(tokens: readonly number[]): number {
     return this.find(tokens)?.shared ?? 0;
+  }
+
+  /** Whether a sequence holds at least minTokens tokens that no saved state has (saved once the context is idle). */
+  worthSaving(sequence: LlamaContextSequence): boolean {
+    const held = sequence.nextTokenIndex;
+    return held >= this.options.minTokens && held - this.covered(sequence.contextTokens) >= this.options.minTokens;
+  }
+
+  /** Whether erasing a sequence's tokens from `keep` on loses enough unsaved tokens to save it first. */
+  worthSavingBeforeErase(sequence: LlamaContextSequence, keep: number): boolean {
+    const held = sequence.nextTokenIndex;
+    return held >= this.options.minTokens && held - Math.max(keep, this.covered(sequence.contextTokens)) >= this.options.minTokens / STATE_WORTH_SHARE;
+  }
+
+  /** Whether a saved match is worth reading instead of the `inRam` tokens a sequence holds or copies. */
+  worthLoading(match: DiskMatch, inRam: number): boolean {
+    return match.shared - inRam >= this.options.minTokens / STATE_WORTH_SHARE;
   }
 
   /**

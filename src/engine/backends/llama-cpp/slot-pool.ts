@@ -1,15 +1,8 @@
 /**
- * The sequences of one llama.cpp context, handed out with prefix affinity: a request takes the free sequence whose
- * cached tokens share the longest prefix with its prompt, so an agent that resends a growing conversation only pays
- * for the new suffix. Without a real shared prefix it takes the free sequence whose cache it would erase least (so an
- * agent's side request does not evict the main conversation); among slots whose losses are within a factor of two
- * (short caches count as SMALL_LOSS tokens) the one next to busy ones goes first, then the one that loses less, then
- * the least recently used: llama.cpp decodes
- * consecutive sequence ids in one pass over the weights and each gap between busy ids costs another pass (see
- * batch-order.ts); the pool takes a fresh context's sequences in order, so slot index and sequence id agree.
- *
- * When another sequence holds more of the prompt (a new conversation beside one with the same system prompt), its
- * prefix is copied into the slot if the step planner says that costs less than evaluating it (slot-choice.ts).
+ * The sequences of one llama.cpp context, handed out with prefix affinity, so an agent that resends a growing
+ * conversation only pays for the new suffix: which free sequence a prompt takes, and whether another sequence's
+ * prefix is copied into it first, is slot-choice.ts's decision. The pool takes a fresh context's sequences in order,
+ * so slot index and sequence id agree (llama.cpp decodes consecutive ids in one pass: batch-order.ts).
  *
  * With a disk tier, a prompt whose longest cached prefix is on disk loads that state into the slot first; long
  * sequences are saved when a request leaves many new tokens in them (once no sequence is generating, since a save
@@ -60,12 +53,6 @@ interface Slot {
   /** Copies of its prefix under way (copy-prefix.ts): it stays busy until they are done, whoever released it. */
   lending: number;
 }
-
-/**
- * A whole state is worth writing (before an erase) or reading (instead of the prefix already in RAM) for this share
- * of the disk tier's minimum tokens: a few dozen tokens of a diverging reply are not worth seconds of file I/O.
- */
-const STATE_WORTH_SHARE = 8;
 
 export class SlotPool {
   private readonly slots: Slot[];
@@ -148,7 +135,7 @@ export class SlotPool {
     const disk = this.options.disk;
     const onDisk = disk?.find(prompt);
     const inRam = donor?.shared ?? sharedPrefix(slot.sequence, prompt);
-    if (onDisk && onDisk.shared - inRam >= disk!.options.minTokens / STATE_WORTH_SHARE) {
+    if (onDisk && disk!.worthLoading(onDisk, inRam)) {
       await this.erase(slot, 0);
       if (await disk!.load(onDisk.entry, slot.sequence)) tier = "disk";
     } else if (donor) {
@@ -195,10 +182,7 @@ export class SlotPool {
     const held = sequence.nextTokenIndex;
     if (keep >= held) return;
     const disk = this.options.disk;
-    if (disk && held >= disk.options.minTokens) {
-      const lost = held - Math.max(keep, disk.covered(sequence.contextTokens));
-      if (lost >= disk.options.minTokens / STATE_WORTH_SHARE) await disk.save(sequence);
-    }
+    if (disk?.worthSavingBeforeErase(sequence, keep)) await disk.save(sequence);
     slot.pendingSave = false;
     await sequence.eraseContextTokenRanges([{ start: keep, end: held }]);
   }
@@ -221,7 +205,7 @@ export class SlotPool {
     slot.abandoned = false;
     slot.target = undefined;
     slot.lastUsed = ++this.clock;
-    slot.pendingSave ||= this.worthSaving(slot);
+    slot.pendingSave ||= this.options.disk?.worthSaving(slot.sequence) ?? false;
     this.wakeAll();
     // After the woken request has taken its slot: a save holds the whole context, so it waits for an idle one.
     if (slot.pendingSave) setImmediate(() => { this.flushing = this.flushing.then(() => this.saveIdle(false)); });
@@ -230,13 +214,6 @@ export class SlotPool {
   /** Every waiter looks again (few wait: the engine admits at most one request per sequence). */
   private wakeAll(): void {
     for (const wake of this.waiting.splice(0)) wake();
-  }
-
-  /** A sequence holding at least minTokens tokens that no saved state has. */
-  private worthSaving(slot: Slot): boolean {
-    const disk = this.options.disk;
-    if (!disk || slot.sequence.nextTokenIndex < disk.options.minTokens) return false;
-    return slot.sequence.nextTokenIndex - disk.covered(slot.sequence.contextTokens) >= disk.options.minTokens;
   }
 
   /** Saves pending sequences one by one while nothing else runs (or all of them when `force`). */
@@ -248,7 +225,7 @@ export class SlotPool {
       slot.saving = true;
       slot.pendingSave = false;
       try {
-        if (this.worthSaving(slot)) await this.options.disk?.save(slot.sequence);
+        if (this.options.disk?.worthSaving(slot.sequence)) await this.options.disk.save(slot.sequence);
       } finally {
         slot.busy = false;
         slot.saving = false;
