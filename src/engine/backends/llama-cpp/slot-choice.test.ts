@@ -3,7 +3,7 @@ import { chooseSlot, type SlotView } from "./slot-choice.js";
 
 /** Slots named by index; each holds `held` tokens of which `common` are the prompt's start. */
 function views(...slots: Array<Partial<SlotView<number>> & { held: number }>): SlotView<number>[] {
-  return slots.map((slot, index) => ({ slot: index, busy: false, generating: false, common: 0, lastUsed: index, ...slot }));
+  return slots.map((slot, index) => ({ slot: index, busy: false, generating: false, common: 0, continues: false, lastUsed: index, ...slot }));
 }
 
 const copyFrom = (least: number) => (tokens: number) => tokens >= least;
@@ -14,6 +14,10 @@ describe("chooseSlot", () => {
     // An agent's next turn: slot 1 holds the conversation (its reply re-tokenizes 2 tokens differently).
     const slots = views({ held: 0 }, { held: 4002, common: 4000 }, { held: 300, common: 25 });
     expect(chooseSlot(slots, 4100, copyFrom(16))).toEqual({ slot: 1 });
+    // Its previous reply, resent in other tokens, leaves a tail worth a copy; the prompt extends the slot's last
+    // prompt, so the tail is that reply, not another conversation: no copy elsewhere.
+    const resent = views({ held: 0 }, { held: 4040, common: 3990, continues: true });
+    expect(chooseSlot(resent, 4100, copyFrom(16))).toEqual({ slot: 1 });
   });
 
   it("copies another conversation's shared prefix into the slot that loses least, keeping that conversation", () => {

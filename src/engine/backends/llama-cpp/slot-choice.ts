@@ -11,6 +11,8 @@
  *   same system prompt, or the chat template's opening of the previous request): its prefix is copied in;
  * - the chosen slot holds the prompt's prefix and then another conversation's tail, which taking it would erase: the
  *   prompt goes to the slot that loses least instead, with the prefix copied there, so both conversations keep theirs.
+ *   A prompt that extends the whole prompt of the slot's last request is that conversation's next turn, and the
+ *   tail only its previous reply (tokenized differently, or cut short): it stays in place.
  */
 /** Shared prefix tokens that make a cached sequence worth choosing; below it, the slot that loses least is taken. */
 export const MIN_REUSE = 64;
@@ -30,6 +32,8 @@ export interface SlotView<S> {
   common: number;
   /** Tokens it holds. */
   held: number;
+  /** The prompt extends the whole prompt of the slot's last request: the same conversation's next turn. */
+  continues: boolean;
   lastUsed: number;
 }
 
@@ -58,7 +62,7 @@ export function chooseSlot<S>(views: SlotView<S>[], promptTokens: number, copyPa
   const copyable = (tokens: number) => Math.min(tokens, promptTokens - 2);
   const chosen = best.view;
   const tail = chosen.held - chosen.common;
-  if (chosen.common > 0 && tail > 0 && copyPays(tail)) {
+  if (chosen.common > 0 && tail > 0 && !chosen.continues && copyPays(tail)) {
     const other = rankFree(views.filter((view) => view !== chosen), () => 0);
     if (other && other.lost < tail) {
       const shared = copyable(chosen.common);

@@ -52,6 +52,8 @@ interface Slot {
   saving: boolean;
   /** Copies of its prefix under way (copy-prefix.ts): it stays busy until they are done, whoever released it. */
   lending: number;
+  /** The prompt length of its latest request: what it holds beyond is that request's output. */
+  promptEnd: number;
 }
 
 export class SlotPool {
@@ -61,7 +63,7 @@ export class SlotPool {
   private flushing = Promise.resolve();
 
   constructor(sequences: LlamaContextSequence[], private readonly options: SlotPoolOptions) {
-    this.slots = sequences.map((sequence) => ({ sequence, busy: false, lastUsed: 0, abandoned: false, pendingSave: false, saving: false, lending: 0 }));
+    this.slots = sequences.map((sequence) => ({ sequence, busy: false, lastUsed: 0, abandoned: false, pendingSave: false, saving: false, lending: 0, promptEnd: 0 }));
   }
 
   get size(): number { return this.slots.length; }
@@ -81,6 +83,7 @@ export class SlotPool {
     slot.busy = true;
     slot.lastUsed = ++this.clock;
     slot.target = prompt;
+    slot.promptEnd = prompt.length;
     const taken = slot;
     const abandon = () => { taken.abandoned = true; };
     signal?.addEventListener("abort", abandon, { once: true });
@@ -104,14 +107,11 @@ export class SlotPool {
 
   private pickSlot(prompt: Token[]): SlotChoice<Slot> | undefined {
     const cache = this.options.prefixCache;
-    const views = this.slots.map((slot) => ({
-      slot,
-      busy: slot.busy,
-      generating: slot.busy && generating(slot),
-      common: cache ? sharedPrefix(slot.sequence, prompt) : 0,
-      held: cache ? slot.sequence.nextTokenIndex : 0,
-      lastUsed: slot.lastUsed,
-    }));
+    const views = this.slots.map((slot) => {
+      const common = cache ? sharedPrefix(slot.sequence, prompt) : 0;
+      const held = cache ? slot.sequence.nextTokenIndex : 0;
+      return { slot, busy: slot.busy, generating: slot.busy && generating(slot), common, held, continues: slot.promptEnd > 0 && common >= slot.promptEnd, lastUsed: slot.lastUsed };
+    });
     const choice = chooseSlot(views, prompt.length, cache ? this.options.copyPays : undefined);
     // A client retrying after its own disconnect finds its abandoned prefill, and an agent's next turn finds its
     // conversation while it is being saved (right after the previous turn): wait for it rather than start over.
