@@ -8,7 +8,7 @@
  *
  * Env: BENCH_TURNS (4 per conversation), BENCH_SYSTEM_WORDS (1200), BENCH_TURN_WORDS (250: the tool output each user
  * message carries), BENCH_ROUNDS (2), BENCH_KILN_ARGS (more `kiln serve` arguments for both kiln sides, e.g.
- * "--cache-disk 0"), BENCH_KILN_BASE (another
+ * "--cache-disk 0"), BENCH_BUSY=1 (one core kept busy by another process), BENCH_KILN_BASE (another
  * checkout, built: added as the side "kiln (base)"), BENCH_PARALLEL (2), BENCH_CTX (4096), and bench/lib/config.js's
  * model and threads. Writes bench/results/<date>-<host>-shared-prefix.{json,md}.
  */
@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSettings } from "./lib/config.js";
 import { ensureLlamaCpp } from "./lib/llama-cpp-build.js";
+import { startBusyCore } from "./lib/long-prompts.js";
 import { describeMachine } from "./lib/machine.js";
 import { startKiln, startLlamaServer } from "./lib/servers.js";
 
@@ -31,6 +32,7 @@ const turnWords = Number(env.BENCH_TURN_WORDS ?? 250);
 const rounds = Number(env.BENCH_ROUNDS ?? 2);
 const base = env.BENCH_KILN_BASE;
 const kilnArgs = (env.BENCH_KILN_ARGS ?? "").split(" ").filter(Boolean);
+const busy = env.BENCH_BUSY === "1";
 
 const WORDS = "tool read write edit file path line search grep run shell test build commit diff patch review plan step".split(" ");
 const words = (count, seed) => Array.from({ length: count }, (_, i) => WORDS[(i * 7 + seed * 11 + (i >> 4)) % WORDS.length]).join(" ");
@@ -99,13 +101,18 @@ async function main() {
     ["llama-server", () => startLlamaServer(settings, llamaCpp)],
   ];
   const runs = [];
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 ? [...sides].reverse() : sides;
-    for (const [name, start] of order) runs.push({ round: round + 1, ...(await runSide(name, start)) });
+  const stopBusy = busy ? startBusyCore() : undefined;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 ? [...sides].reverse() : sides;
+      for (const [name, start] of order) runs.push({ round: round + 1, ...(await runSide(name, start)) });
+    }
+  } finally {
+    stopBusy?.();
   }
-  const result = { date: new Date().toISOString(), machine, settings: { model: settings.modelName, parallel: settings.parallel, ctxPerSequence: settings.ctxPerSequence, threads: settings.threads, turns, systemWords, turnWords, rounds, base, kilnArgs }, runs };
+  const result = { date: new Date().toISOString(), machine, settings: { model: settings.modelName, parallel: settings.parallel, ctxPerSequence: settings.ctxPerSequence, threads: settings.threads, turns, systemWords, turnWords, rounds, base, kilnArgs, busy }, runs };
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const name = join(RESULTS_DIR, `${result.date.slice(0, 10)}-${hostname()}-shared-prefix`);
+  const name = join(RESULTS_DIR, `${result.date.slice(0, 10)}-${hostname()}-shared-prefix${busy ? "-busy" : ""}`);
   const file = existsSync(`${name}.md`) ? `${name}-${result.date.slice(11, 16).replace(":", "")}` : name;
   writeFileSync(`${file}.json`, `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(`${file}.md`, render(result));
@@ -115,7 +122,7 @@ async function main() {
 function render({ date, machine, settings: s, runs }) {
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const lines = [`# Two agents sharing a system prompt, ${date.slice(0, 10)}`, "",
-    `${machine.cpu.model}, ${s.threads} threads; model ${s.model}; ${s.parallel} slots of ${s.ctxPerSequence} tokens; a system prompt of`
+    `${machine.cpu.model}, ${s.threads} threads${s.busy ? ", one core kept busy by another process" : ""}; model ${s.model}; ${s.parallel} slots of ${s.ctxPerSequence} tokens; a system prompt of`
     + ` ${s.systemWords} words, two conversations taking turns (${s.turns} each), each turn adding a user message of ${s.turnWords} words of tool output`
     + ` and a reply of 48 tokens at temperature 0, streamed${s.kilnArgs.length ? `; kiln started with \`${s.kilnArgs.join(" ")}\`` : ""}.`, "",
     "| round | server (CPU variant) | TTFT ms per turn (agent 0, agent 1, …) | cached tokens per turn | TTFT p50 ms, turns after the first |",

@@ -23,13 +23,13 @@ const ORPHAN_AGE_MS = 60_000;
 /** A saved prefix known to this process. */
 interface DiskEntry { base: string; tokens: number[]; bytes: number }
 
-/** The best saved prefix for a prompt. */
 /**
  * A whole state is worth writing (before an erase) or reading (instead of the prefix already in RAM) for this share
  * of the disk tier's minimum tokens: a few dozen tokens of a diverging reply are not worth seconds of file I/O.
  */
 const STATE_WORTH_SHARE = 8;
 
+/** The best saved prefix for a prompt. */
 export interface DiskMatch { entry: DiskEntry; shared: number }
 
 export class PrefixDiskCache {

@@ -84,12 +84,11 @@ export class SlotPool {
     slot.lastUsed = ++this.clock;
     slot.target = prompt;
     slot.promptEnd = prompt.length;
-    const taken = slot;
-    const abandon = () => { taken.abandoned = true; };
+    const abandon = () => { slot.abandoned = true; };
     signal?.addEventListener("abort", abandon, { once: true });
     const release = () => {
       signal?.removeEventListener("abort", abandon);
-      this.release(taken);
+      this.release(slot);
     };
     try {
       return { sequence: slot.sequence, ...(await this.prepare(slot, prompt, donor)), release };
@@ -160,9 +159,10 @@ export class SlotPool {
         await slot.sequence.evaluateWithoutGeneratingNewTokens([prompt[donor.shared]!]);
       }
     } finally {
+      // A lender whose own request ended meanwhile is freed (and saved) as its release would have.
       if (--lender.lending === 0 && lender.target === undefined) {
         lender.busy = false;
-        this.wakeAll();
+        this.freed(lender);
       }
     }
   }
@@ -206,8 +206,12 @@ export class SlotPool {
     slot.target = undefined;
     slot.lastUsed = ++this.clock;
     slot.pendingSave ||= this.options.disk?.worthSaving(slot.sequence) ?? false;
+    if (!slot.busy) this.freed(slot);
+  }
+
+  /** Wakes the waiters, then saves the slot if pending: after the woken request took its slot (a save holds the context). */
+  private freed(slot: Slot): void {
     this.wakeAll();
-    // After the woken request has taken its slot: a save holds the whole context, so it waits for an idle one.
     if (slot.pendingSave) setImmediate(() => { this.flushing = this.flushing.then(() => this.saveIdle(false)); });
   }
 
