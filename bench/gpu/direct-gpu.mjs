@@ -13,9 +13,12 @@ for (const n of process.env.DIRECT_GENERATION === "0" ? [] : [1, 8, 32]) {
   out({ sequences: n, aggregateTokPerS: Math.round(r.aggregateTokensPerSecond), seconds: r.seconds, tokens: r.tokens.reduce((a, b) => a + b, 0) });
 }
 const long = model.tokenize(text(99, 6300));
-// The prompt alone in a one-sequence context, then in a context shaped like the servers' (PARALLEL sequences).
+// The prompt alone in a one-sequence context, then in a context shaped like the servers' (PARALLEL sequences), with
+// flash attention off (node-llama-cpp's default) and on (llama-server's and kiln's default on a GPU).
 for (const parallel of [1, Number(process.env.PARALLEL ?? 64)]) {
-  const rates = await measurePromptRate(direct, { ctxPerSequence: 10240, parallel, threads: 4, singleStreamRepeats: 3 }, long);
-  out({ promptTokens: long.length, sequences: parallel, promptTokPerS: rates.map(Math.round) });
+  for (const flashAttention of [false, true]) {
+    const rates = await measurePromptRate(direct, { ctxPerSequence: 10240, parallel, threads: 4, singleStreamRepeats: 3, flashAttention }, long);
+    out({ promptTokens: long.length, sequences: parallel, flashAttention, promptTokPerS: rates.map(Math.round) });
+  }
 }
 process.exit(0);

@@ -2,22 +2,24 @@
 # Runs on a GPU machine from the repository root, with bench/gpu/pack.sh's output carried as .cache/gpu. Phases, in
 # order of what matters most, each under its own time limit so the whole stays inside one call:
 #   check    kiln info must see the GPU through llama.cpp (else: diagnostics, and stop at once)
-#   webgpu   bench/webgpu.js on the same model (WebGPU next to llama.cpp in one process; BASE's WebGPU as a side)
-#   profile  bench/webgpu.js --profile (GPU time per kernel class, host time per token)
-#   clients  bench/webgpu.js --clients: WebGPU with 1, 2, 4, 8 requests at once (batched decode steps; BASE's as a side)
 #   serve    kiln ("after", this build) and llama-server (same llama.cpp release, Vulkan) serve a random-weight model
 #            with a real model's shape, one after the other, under the same load (bench/lib/stream-load.mjs:
 #            streaming chat completions, unique ~245-token prompts, 128 tokens out; LEVELS with history checks)
-#   direct   node-llama-cpp alone (direct-gpu.mjs): batched decode and a long prompt's rate, the ceiling
+#   direct   node-llama-cpp alone (direct-gpu.mjs): a long prompt's rate in one sequence and in the servers' shape,
+#            flash attention off and on (DIRECT_GENERATION=1: batched decode too), the ceiling
+#   webgpu   bench/webgpu.js on the same model (WebGPU next to llama.cpp in one process)
+#   clients  bench/webgpu.js --clients: WebGPU with 1, 2, 4, 8 requests at once (batched decode steps)
+#   serve2   more serve sides (SIDES2 at LEVELS2: kiln with flash attention off, BASE's build), if time is left
 #   sampler  bench/step-sampler.js on the GPU: a step's sampling, node-llama-cpp's call per sequence vs kiln's one call
-#   serve2   more serve sides (SIDES2 at LEVELS2), if time is left
+#   profile  bench/webgpu.js --profile (GPU time per kernel class, host time per token)
 # Everything lands in $OUT: run.log as it goes, the rest as results.tar.gz (also on an early exit).
-# Env: BUDGET (s, default 450), PHASES, SIDES, LEVELS, DURATION, PARALLEL, CTX, LONG_WORDS, SIDE_LIMIT (s), WEBGPU_ROUNDS, WEBGPU_GENERATE,
-# DIRECT_GENERATION (0: only the long prompt), REQUIRE_GPU (0 to try it on a CPU machine).
+# Env: BUDGET (s, default 450), PHASES, SIDES, LEVELS, SIDES2, LEVELS2, DURATION, PARALLEL, CTX, LONG_WORDS, SIDE_LIMIT (s),
+# WEBGPU_ROUNDS, WEBGPU_GENERATE, WEBGPU_BASELINE (1: BASE's WebGPU as a side), DIRECT_GENERATION, REQUIRE_GPU (0 to try
+# it on a CPU machine).
 set -uo pipefail
 root="$PWD"; g="$root/.cache/gpu"; w="${KILN_GPU_WORK:-/tmp/kiln-gpu}"; out="${OUT:-/tmp/kiln-gpu-out}"
 started_at=$(date +%s); res="$w/results"; mkdir -p "$w" "$out" "$res"
-phases="${PHASES:-check webgpu clients profile serve sampler direct}"; sides="${SIDES:-after llama}"
+phases="${PHASES:-check serve direct webgpu clients serve2 sampler profile}"; sides="${SIDES:-after llama}"
 levels="${LEVELS:-1,8,32,64,8,1,8}"; duration="${DURATION:-6}"; parallel="${PARALLEL:-64}"; ctx="${CTX:-10240}"
 log() { echo "[$(date +%T)] $*" | tee -a "$out/run.log"; }
 finish() { kill "${smi:-}" 2>/dev/null; tar -C "$w" -czf "$out/results.tar.gz" results 2>/dev/null; log "packed $(du -sh "$out/results.tar.gz" | cut -f1)"; }
@@ -69,6 +71,8 @@ serve_sides() { local levels="$2"; for side in $1; do
              --host 127.0.0.1 --port "$port" > "$res/server-$side.log" 2>&1 & health=health ;;
     before) node before/bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 \
              -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
+    after-fa-off) node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 --flash-attention off \
+             -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
     after-uv16) UV_THREADPOOL_SIZE=16 node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 \
              -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
     *) node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 \
@@ -91,28 +95,29 @@ serve_sides() { local levels="$2"; for side in $1; do
   kill "$pid"; wait "$pid" 2>/dev/null
 done; }
 
+[ -n "${WEBGPU_BASELINE:-}" ] && export BENCH_WEBGPU_BASELINE="$root/before/dist"
+has serve && serve_sides "$sides" "$levels"
+if has direct; then log "direct"
+  DIRECT_GENERATION="${DIRECT_GENERATION:-0}" timeout "$(lim 120)" node bench/gpu/direct-gpu.mjs "$model" > "$res/direct.jsonl" 2>> "$res/direct.log"; cat "$res/direct.jsonl" >> "$out/run.log"
+fi
 if has webgpu; then log "webgpu"
-  BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS="${WEBGPU_ROUNDS:-2}" BENCH_GENERATE="${WEBGPU_GENERATE:-64}" BENCH_WEBGPU_BASELINE="$root/before/dist" \
-    timeout "$(lim 150)" node bench/webgpu.js >> "$res/webgpu.log" 2>&1; tail -12 "$res/webgpu.log" >> "$out/run.log"
+  BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS="${WEBGPU_ROUNDS:-2}" BENCH_GENERATE="${WEBGPU_GENERATE:-64}" \
+    timeout "$(lim 120)" node bench/webgpu.js >> "$res/webgpu.log" 2>&1; tail -12 "$res/webgpu.log" >> "$out/run.log"
   cp bench/results/*webgpu*-gpu.* "$res/" 2>/dev/null
 fi
 if has clients; then log "clients"
-  BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS=1 BENCH_WEBGPU_BASELINE="$root/before/dist" \
-    timeout "$(lim 120)" node bench/webgpu.js --clients >> "$res/clients.log" 2>&1; tail -12 "$res/clients.log" >> "$out/run.log"
+  BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS=1 \
+    timeout "$(lim 90)" node bench/webgpu.js --clients >> "$res/clients.log" 2>&1; tail -12 "$res/clients.log" >> "$out/run.log"
   cp bench/results/*webgpu-clients*-gpu.* "$res/" 2>/dev/null
+fi
+# kiln with flash attention off and BASE's build, at the levels that tell them apart, if time is left.
+has serve2 120 && serve_sides "${SIDES2:-after-fa-off before}" "${LEVELS2:-8,32,64}"
+if has sampler; then log "sampler"
+  BENCH_SAMPLER_MODELS="$model" BENCH_SAMPLER_GPU=1 timeout "$(lim 90)" node bench/step-sampler.js >> "$res/sampler.log" 2>&1
+  tail -8 "$res/sampler.log" >> "$out/run.log"; cp bench/results/*step-sampler-gpu.* "$res/" 2>/dev/null
 fi
 if has profile; then log "profile"
   BENCH_MODEL_PATH="$model" BENCH_TAG=gpu-profile BENCH_GENERATE="${WEBGPU_GENERATE:-32}" timeout "$(lim 90)" node bench/webgpu.js --profile >> "$res/profile.log" 2>&1
   tail -30 "$res/profile.log" >> "$out/run.log"; cp bench/results/*webgpu*gpu-profile.* "$res/" 2>/dev/null
 fi
-has serve && serve_sides "$sides" "$levels"
-if has direct; then log "direct"
-  DIRECT_GENERATION="${DIRECT_GENERATION:-1}" timeout "$(lim 120)" node bench/gpu/direct-gpu.mjs "$model" > "$res/direct.jsonl" 2>> "$res/direct.log"; cat "$res/direct.jsonl" >> "$out/run.log"
-fi
-if has sampler; then log "sampler"
-  BENCH_SAMPLER_MODELS="$model" BENCH_SAMPLER_GPU=1 timeout "$(lim 90)" node bench/step-sampler.js >> "$res/sampler.log" 2>&1
-  tail -8 "$res/sampler.log" >> "$out/run.log"; cp bench/results/*step-sampler-gpu.* "$res/" 2>/dev/null
-fi
-# Last, what is worth measuring only if time is left: e.g. kiln with a larger libuv pool (its per-sequence async calls).
-has serve2 120 && serve_sides "${SIDES2:-after-uv16}" "${LEVELS2:-8,32,64}"
 log "done"

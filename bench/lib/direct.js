@@ -41,11 +41,12 @@ export function recordingBatching(sink) {
 
 /**
  * Prompt processing: evaluate `tokens` into a fresh sequence, repeated; tokens/s of each run. The context holds as
- * many sequences as the servers' (`settings.parallel`), so all sides decode on the same context shape.
+ * many sequences as the servers' (`settings.parallel`), so all sides decode on the same context shape, with flash
+ * attention as `settings.flashAttention` says (node-llama-cpp's default: off).
  */
 export async function measurePromptRate(direct, settings, tokens) {
   const context = await direct.model.createContext({
-    contextSize: settings.ctxPerSequence, sequences: settings.parallel, threads: settings.threads,
+    contextSize: settings.ctxPerSequence, sequences: settings.parallel, threads: settings.threads, flashAttention: settings.flashAttention,
   });
   try {
     const sequence = context.getSequence();

@@ -16,6 +16,14 @@ describe("residency flags and config keys", () => {
     expect(resolveResidency(parseFlags(["--keep-alive", "-1"]), {})).toEqual({ keepAliveMs: -1, pullOnDemand: false });
   });
 
+  it("reads flash attention, the flag over the file's key, and refuses it off beside a quantized V cache", () => {
+    expect(resolveResidency({}, { flashAttention: "off" })).toMatchObject({ flashAttention: "off" });
+    expect(resolveResidency(parseFlags(["--flash-attention", "on"]), { flashAttention: "off" })).toMatchObject({ flashAttention: "on" });
+    expect(resolveResidency({}, {})).not.toHaveProperty("flashAttention");
+    expect(() => resolveResidency(parseFlags(["--flash-attention", "off", "--cache-type-v", "q8_0"]), {})).toThrow(/q8_0 V cache needs flash attention/);
+    expect(() => parseFlags(["--flash-attention", "yes"])).toThrow(/Allowed choices are auto, on, off/);
+  });
+
   it("refuses bad values, naming the flag", () => {
     expect(() => parseFlags(["--keep-alive", "soon"])).toThrow(/expected a duration/);
     expect(() => parseFlags(["--cache-type-v", "q5_1"])).toThrow(/Allowed choices are f16, q8_0, q4_0/);

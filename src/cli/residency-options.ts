@@ -1,13 +1,14 @@
 /**
  * `kiln serve`'s settings for which models are in memory and how they hold their KV cache: keep-alive, the limits on
- * loaded models, pulling catalog models on demand, the KV cache types. As flags and as config file keys (the flags
+ * loaded models, pulling catalog models on demand, the KV cache types and flash attention. As flags and as config file keys (the flags
  * win), merged into what the engine takes.
  */
 import { InvalidArgumentError, Option, type Command } from "commander";
 import * as v from "valibot";
-import { KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes } from "../engine/index.js";
+import { FLASH_ATTENTION_CHOICES, KV_CACHE_TYPES, type FlashAttentionChoice, type KvCacheType, type KvCacheTypes } from "../engine/index.js";
 import { formatDuration, parseDuration } from "../lib/duration.js";
 import { parseNumberIn, parseSize, toBytes } from "./options.js";
+import { UsageError } from "./report-error.js";
 
 /** The flags, as commander parses them. */
 export interface ResidencyFlags {
@@ -17,6 +18,7 @@ export interface ResidencyFlags {
   pullOnDemand?: boolean;
   cacheTypeK?: KvCacheType;
   cacheTypeV?: KvCacheType;
+  flashAttention?: FlashAttentionChoice;
 }
 
 /** The merged settings. */
@@ -27,6 +29,7 @@ export interface ResidencySettings {
   maxMemory?: number;
   pullOnDemand: boolean;
   kvCacheTypes?: KvCacheTypes;
+  flashAttention?: FlashAttentionChoice;
 }
 
 /** A commander value parser for a keep-alive: seconds or a duration such as 5m; -1 forever. */
@@ -44,7 +47,8 @@ export function addResidencyOptions(command: Command): Command {
     .option("--max-memory <size>", "memory the loaded models may take together, weights and contexts (default: the machine's memory less a tenth, at least 1G)", parseSize)
     .option("--pull-on-demand", "serve every catalog model by name, pulling one the store lacks on its first request")
     .addOption(cacheType("k"))
-    .addOption(cacheType("v"));
+    .addOption(cacheType("v"))
+    .addOption(new Option("--flash-attention <mode>", "llama.cpp's flash attention: auto (on where every layer of a model runs on a GPU; default), on, or off").choices(FLASH_ATTENTION_CHOICES));
 }
 
 const SIZE = v.pipe(
@@ -66,6 +70,7 @@ export const RESIDENCY_CONFIG = {
   pullOnDemand: v.optional(v.boolean()),
   cacheTypeK: v.optional(v.picklist(KV_CACHE_TYPES)),
   cacheTypeV: v.optional(v.picklist(KV_CACHE_TYPES)),
+  flashAttention: v.optional(v.picklist(FLASH_ATTENTION_CHOICES)),
 };
 
 type ResidencyConfig = { [K in keyof typeof RESIDENCY_CONFIG]?: v.InferOutput<(typeof RESIDENCY_CONFIG)[K]> };
@@ -74,12 +79,17 @@ type ResidencyConfig = { [K in keyof typeof RESIDENCY_CONFIG]?: v.InferOutput<(t
 export function resolveResidency(flags: ResidencyFlags, file: ResidencyConfig): ResidencySettings {
   const k = flags.cacheTypeK ?? file.cacheTypeK;
   const v = flags.cacheTypeV ?? file.cacheTypeV;
+  const flashAttention = flags.flashAttention ?? file.flashAttention;
+  if (flashAttention === "off" && v && v !== "f16") {
+    throw new UsageError(`a ${v} V cache needs flash attention, which is set off`, "drop --flash-attention off, or keep the V cache f16");
+  }
   return {
     keepAliveMs: flags.keepAlive ?? file.keepAlive,
     maxLoadedModels: flags.maxLoadedModels ?? file.maxLoadedModels,
     maxMemory: flags.maxMemory ?? file.maxMemory,
     pullOnDemand: flags.pullOnDemand ?? file.pullOnDemand ?? false,
     ...(k || v ? { kvCacheTypes: { k: k ?? "f16", v: v ?? "f16" } } : {}),
+    ...(flashAttention ? { flashAttention } : {}),
   };
 }
 

@@ -95,8 +95,8 @@ describe("readConfigFile", () => {
 
 describe("readConfigFile: models on demand and KV cache types", () => {
   it("reads the keep-alive as a duration, sizes and types", () => {
-    const config = readConfigFile(writeConfig({ keepAlive: "10m", maxLoadedModels: 3, maxMemory: "8G", pullOnDemand: true, cacheTypeK: "q4_0" }));
-    expect(config).toMatchObject({ keepAlive: 600_000, maxLoadedModels: 3, maxMemory: 8 * 1024 ** 3, pullOnDemand: true, cacheTypeK: "q4_0" });
+    const config = readConfigFile(writeConfig({ keepAlive: "10m", maxLoadedModels: 3, maxMemory: "8G", pullOnDemand: true, cacheTypeK: "q4_0", flashAttention: "on" }));
+    expect(config).toMatchObject({ keepAlive: 600_000, maxLoadedModels: 3, maxMemory: 8 * 1024 ** 3, pullOnDemand: true, cacheTypeK: "q4_0", flashAttention: "on" });
     expect(readConfigFile(writeConfig({ keepAlive: -1 })).keepAlive).toBe(-1);
   });
 

@@ -65,7 +65,7 @@ const ConfigFile = v.strictObject({
   prefillLane: v.optional(v.boolean()),
   logLevel: v.optional(v.picklist(["debug", "info", "warn", "error"])),
   models: v.optional(v.array(v.union([RemoteModel, LocalModel]))),
-  /** keepAlive, maxLoadedModels, maxMemory, pullOnDemand, cacheTypeK, cacheTypeV. */
+  /** keepAlive, maxLoadedModels, maxMemory, pullOnDemand, cacheTypeK, cacheTypeV, flashAttention. */
   ...RESIDENCY_CONFIG,
 });
 

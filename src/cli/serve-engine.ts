@@ -3,7 +3,7 @@
  * ones become replica pools of OpenAI-compatible upstreams.
  */
 import { join } from "node:path";
-import type { RemoteModelSpec, Engine, GpuLayersChoice, KvCacheTypes, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
+import type { RemoteModelSpec, Engine, FlashAttentionChoice, GpuLayersChoice, KvCacheTypes, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
 import type { ModelDeclaration } from "./serve-config.js";
 import { toGpuChoice, type DraftFlags, type GpuFlag } from "./options.js";
 import { UsageError } from "./report-error.js";
@@ -33,6 +33,7 @@ export interface ServeEngineSettings extends DraftFlags {
   /** Serve catalog names the store lacks, pulling each on its first request. */
   pullOnDemand: boolean;
   kvCacheTypes?: KvCacheTypes;
+  flashAttention?: FlashAttentionChoice;
 }
 
 /** Hooks of {@link openServeEngine}. */
@@ -79,6 +80,7 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     maxLoadedModels: settings.maxLoadedModels,
     memoryBudget: settings.maxMemory,
     kvCacheTypes: settings.kvCacheTypes,
+    flashAttention: settings.flashAttention,
     // debug: show where each prompt stopped matching the cache (why a request re-evaluated its prefix).
     onPrefixDivergence: settings.logLevel === "debug" ? (model, info) => hooks.log(`prefix cache ${model}: ${JSON.stringify(info)}`) : undefined,
   });

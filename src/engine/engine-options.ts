@@ -52,6 +52,10 @@ export const KV_CACHE_TYPES: readonly KvCacheType[] = ["f16", "q8_0", "q4_0"];
 /** The types of the K and V halves of the KV cache. */
 export interface KvCacheTypes { k: KvCacheType; v: KvCacheType }
 
+/** llama.cpp's flash attention: "auto" (on where every layer runs on a GPU, as llama-server's default), "on" or "off". */
+export type FlashAttentionChoice = "auto" | "on" | "off";
+export const FLASH_ATTENTION_CHOICES: readonly FlashAttentionChoice[] = ["auto", "on", "off"];
+
 /** The settings every backend is opened with; each backend uses those that apply to it. */
 export interface BackendSettings {
   /** Sequences decoded together per model. */
@@ -89,6 +93,8 @@ export interface BackendSettings {
   gpuLayers?: GpuLayersChoice;
   /** llama.cpp's KV cache element types (default f16/f16). */
   kvCacheTypes?: KvCacheTypes;
+  /** llama.cpp's flash attention (default "auto"). */
+  flashAttention?: FlashAttentionChoice;
   /** Where warnings about a load go (a GPU load retried on the CPU, a partial offload); default: stderr. */
   warn?(message: string): void;
   /** Debug hook: where a prompt diverged from the best cached sequence (for a prefix-cache log). */

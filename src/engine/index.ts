@@ -4,7 +4,7 @@
  * a particular backend.
  */
 export { createEngine, defaultMemoryBudget } from "./engine.js";
-export { DEFAULT_KEEP_ALIVE_MS, DEFAULT_PARALLEL, DEFAULT_QUEUE, KV_CACHE_TYPES, type KvCacheType, type KvCacheTypes, type BackendSettings, type EngineOptions, type GpuBackendName, type GpuChoice, type GpuLayersChoice, type PrefixDiskSettings, type PrefixDivergence } from "./engine-options.js";
+export { DEFAULT_KEEP_ALIVE_MS, DEFAULT_PARALLEL, DEFAULT_QUEUE, FLASH_ATTENTION_CHOICES, KV_CACHE_TYPES, type FlashAttentionChoice, type KvCacheType, type KvCacheTypes, type BackendSettings, type EngineOptions, type GpuBackendName, type GpuChoice, type GpuLayersChoice, type PrefixDiskSettings, type PrefixDivergence } from "./engine-options.js";
 export type { DraftDeclaration, ModelDeclaration, OnDemandModel, OnDemandModels, RemoteModelSpec, ReplicaSpec, ScriptedModelSpec, ScriptGate } from "./model-specs.js";
 export type { Engine, EngineStats } from "./engine-types.js";
 export type { Backend, BackendFactory, GenerateOptions, LoadedModel, ModelInfo, PrefixCacheStats } from "./backend.js";

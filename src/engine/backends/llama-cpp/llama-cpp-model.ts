@@ -10,7 +10,7 @@ import type { EmbeddingRequest, EmbeddingResult } from "../../embeddings.js";
 import type { GenerationEvent } from "../../events.js";
 import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { LocalModel } from "../../local-model.js";
-import type { GpuLayersChoice, KvCacheTypes, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
+import type { GpuLayersChoice, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
 import type { DraftDeclaration } from "../../model-specs.js";
 import { PromptThread } from "../../text/prompt-thread.js";
 import { scanVocabulary, vocabularyOf, type Vocabulary } from "../../text/vocabulary.js";
@@ -24,7 +24,7 @@ import { CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { EmbeddingContext } from "./embedding-context.js";
 import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
-import { describeKvCache, kvCacheContextOptions } from "./kv-cache-types.js";
+import { describeKvCache, kvCacheContextOptions, type KvCacheSettings } from "./kv-cache-types.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost, describeStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
@@ -37,8 +37,8 @@ import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { StepInterrupter } from "./step-interrupter.js";
 import { SlotPool } from "./slot-pool.js";
 
-/** How to load and serve one model. */
-export interface LlamaCppModelOptions {
+/** How to load and serve one model (with its KV cache's types and flash attention, kv-cache-types.ts). */
+export interface LlamaCppModelOptions extends KvCacheSettings {
   id: string;
   path: string;
   aliases?: string[];
@@ -55,8 +55,6 @@ export interface LlamaCppModelOptions {
   ctxSize?: number;
   /** Layers offloaded to the GPU (default "auto": as many as fit beside the context). */
   gpuLayers?: GpuLayersChoice;
-  /** The KV cache's element types (default f16/f16). */
-  kvCacheTypes?: KvCacheTypes;
   /** Where load warnings go (a GPU load retried on the CPU, a partial offload); default: stderr. */
   warn?(message: string): void;
   /** CPU threads for evaluation. */
@@ -122,6 +120,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const choice: ContextChoice = options.ctxSize !== undefined ? { size: options.ctxSize, source: "asked" }
     : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model), maxCells: cells.cells });
   const ctxSize = choice.size;
+  const cacheOptions = kvCacheContextOptions(options, device === "gpu" && model.gpuLayers >= model.fileInsights.totalLayers);
   let context: LlamaContext;
   const measured = options.batching?.itemPrioritizationStrategy;
   const batching: BatchingOptions = {
@@ -129,7 +128,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     itemPrioritizationStrategy: sequenceOrdered(() => context, typeof measured === "function" ? measured : undefined),
   };
   try {
-    context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching, ...kvCacheContextOptions(options.kvCacheTypes) });
+    context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching, ...cacheOptions });
   } catch (error) {
     const failure = await contextFailure(options.llama, model, { id: options.id, path: options.path, size: ctxSize, sequences: options.parallel }, error);
     await model.dispose();
@@ -146,7 +145,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, choice);
   if (draft && options.draft) info.details = { ...info.details, draftModel: basename(options.draft.path), draftMax: draft.maxTokens };
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
-    ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores)) : undefined;
+    ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores, cacheOptions)) : undefined;
   if (cores && lane) cores.laneActive = () => lane.active;
   const cpuDetails = cpu && { cpuThreading: cpu.threading, prefillLane: lane !== undefined };
   info.details = { ...info.details, ...cpuDetails, ...describeKvCache(model, context, options.kvCacheTypes) };

@@ -3,13 +3,13 @@
  * pool and per-step threads, the prefill lane's context, the prefix cache's disk tier.
  */
 import { freemem } from "node:os";
-import type { LlamaContext, LlamaModel } from "node-llama-cpp";
+import type { LlamaContext, LlamaContextOptions, LlamaModel } from "node-llama-cpp";
 import type { ModelCores } from "./core-budget.js";
 import type { CoreSplit } from "./core-share.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS, type DecodeSteps } from "./decode-threads.js";
 import type { LlamaCppModelOptions } from "./llama-cpp-model.js";
 import type { PrefillLane, PrefillLaneParts } from "./prefill-lane.js";
-import { describeKvCacheTypes, kvCacheContextOptions } from "./kv-cache-types.js";
+import { describeKvCacheTypes } from "./kv-cache-types.js";
 import { readPrefixCacheKey } from "./prefix-cache-key.js";
 import { PrefixDiskCache } from "./prefix-disk-cache.js";
 import type { StepDevice } from "./step-planner.js";
@@ -45,10 +45,11 @@ export async function laneFitsAtLoad(model: LlamaModel, ctxSize: number): Promis
 }
 
 /** The prefill lane's context and what runs it; a context that cannot be created (memory) costs the lane, not the model. */
-export async function openLaneContext(model: LlamaModel, ctxSize: number, options: LlamaCppModelOptions, cores: CoreSplit): Promise<PrefillLaneParts | undefined> {
+export async function openLaneContext(model: LlamaModel, ctxSize: number, options: LlamaCppModelOptions, cores: CoreSplit, cacheOptions: Partial<LlamaContextOptions>): Promise<PrefillLaneParts | undefined> {
   let context: LlamaContext;
   try {
-    context = await model.createContext({ contextSize: ctxSize, sequences: 1, threads: options.threads, ...kvCacheContextOptions(options.kvCacheTypes) });
+    // The main context's KV cache options: the lane's states move into it.
+    context = await model.createContext({ contextSize: ctxSize, sequences: 1, threads: options.threads, ...cacheOptions });
   } catch {
     return undefined;
   }
