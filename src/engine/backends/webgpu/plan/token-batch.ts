@@ -8,8 +8,8 @@
  * submits, and the step batcher (step-batcher.ts) runs one decode at a time.
  * Every pipeline and bind group is built at load; a batch records its dispatches with grids sized to its tokens.
  * On a software adapter the GEMMs read their input as uniform windows, one token tile per dispatch (see gemm.ts); on
- * a real GPU they split K over the lanes of each workgroup (gemm-split-k.ts), and attention takes a workgroup per
- * (head, token) (causal-attention.ts).
+ * a real GPU they split K over the lanes of each workgroup (gemm-split-k.ts), and attention and RMSNorm take a
+ * workgroup per (head, token) and per token (causal-attention.ts, rms-norm.ts).
  */
 import type { LlamaConfig } from "../model/llama-config.js";
 import { argmaxChunks, createArgmax } from "../kernels/argmax.js";
@@ -18,7 +18,7 @@ import { createEmbed } from "../kernels/dequantize.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_ROWS, GEMM_TILE, type GemmOptions } from "../kernels/gemm.js";
 import { createSplitKGemm, splitKGrid } from "../kernels/gemm-split-k.js";
 import { balancedLaunch } from "../kernels/gemv.js";
-import { createRmsNorm } from "../kernels/rms-norm.js";
+import { createRmsNorm, RMS_NORM_LANES } from "../kernels/rms-norm.js";
 import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
 import { bindBuffers, createStorage, createUniform, groupsFor, type BufferRange } from "../kernels/run-kernel.js";
 import { candidatesOf, createTopKPlan, encodeTopK, TOP_CANDIDATE_BYTES, type TopKPlan } from "../kernels/top-k.js";
@@ -178,7 +178,9 @@ export class TokenBatch {
         list.push({ kind, pipeline, bindGroup, grid: () => launch.workgroups, first });
       }
     };
-    const norm = (gain: BufferRange) => add("rms-norm", cached(["norm"], () => createRmsNorm(device, batch, d, eps)), [x, normed, gain], groupsFor);
+    // On a GPU a workgroup per token's row; on a software adapter an invocation per row.
+    const normLanes = windowed ? undefined : RMS_NORM_LANES;
+    const norm = (gain: BufferRange) => add("rms-norm", cached(["norm"], () => createRmsNorm(device, batch, d, eps, normLanes)), [x, normed, gain], normLanes ? (n) => n : groupsFor);
     const places = { buffer: this.places, size: batch * 8 };
     const nb = w.embeddings.cols / 32;
     const embed = createEmbed(device, w.embeddings.type, w.embeddings.rows, w.embeddings.cols);
