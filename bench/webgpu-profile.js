@@ -2,7 +2,9 @@
  * `npm run bench:webgpu -- --profile`: where a WebGPU decode token's time goes, on the plan the engine would use for
  * this adapter. Per kernel class: GPU ms per token (timestamp queries when the adapter offers them, else each class
  * replayed alone); on the host: recording, submission and the wait for the sampled id. Then the same per kernel class
- * for one 64-token prompt chunk through the batch plan (BENCH_PROMPT_ROUNDS runs of it, default 4). Writes
+ * for one 64-token prompt chunk through the batch plan (BENCH_PROMPT_ROUNDS runs of it, default 4), and for one
+ * decode step of BENCH_STEP_SEQUENCES sequences (default 8) through a batch plan holding that many, with that step's
+ * wall time from submit to its ids read back (what a server's shared step takes, host included). Writes
  * bench/results/<date>-<host>-webgpu-profile[-model].{json,md}. Env: BENCH_MODEL_PATH (default: the store's default
  * model), BENCH_GENERATE (profiled tokens, default 16), BENCH_TAG (suffix of the result files).
  */
@@ -21,7 +23,7 @@ const { createTokenBatch, DecodePlan } = await import(`${webgpu}/plan/decode.js`
 const { createKvArena, destroyKvArena } = await import(`${webgpu}/plan/kv-arena.js`);
 const { uploadDecodeWeights } = await import(`${webgpu}/plan/decode-weights.js`);
 const { WeightArena } = await import(`${webgpu}/plan/weight-arena.js`);
-const { profileDecode, profilePromptChunk } = await import(`${webgpu}/plan/decode-profile.js`);
+const { profileDecode, profileBatch } = await import(`${webgpu}/plan/decode-profile.js`);
 
 const settings = readSettings();
 const tokens = Number(process.env.BENCH_GENERATE ?? 16);
@@ -48,16 +50,33 @@ const profile = await profileDecode(gpu.device, plan, tokens);
 // A 64-token chunk placed after everything decoded so far (the rounds overwrite the same positions).
 const chunk = Array.from({ length: 64 }, (_, i) => 200 + ((i * 53) % 700));
 const promptRounds = Number(process.env.BENCH_PROMPT_ROUNDS ?? 4);
-const promptKernels = await profilePromptChunk(gpu.device, batch, chunk, chunk.map((_, i) => [0, plan.position + i]), promptRounds);
+const promptKernels = await profileBatch(gpu.device, batch, chunk, chunk.map((_, i) => [0, plan.position + i]), promptRounds);
 plan.destroy();
 batch.destroy();
 destroyKvArena(kv);
+// A decode step of several sequences, each 64 tokens deep in its own slot (what the step batcher runs for a server).
+const sequences = Number(process.env.BENCH_STEP_SEQUENCES ?? 8);
+const stepKv = createKvArena(gpu.device, config, 1024, sequences);
+const stepBatch = createTokenBatch(gpu, config, weights, stepKv, { batch: 64, decodeRows: sequences });
+const stepTokens = Array.from({ length: sequences }, (_, i) => 300 + i);
+const stepPlaces = stepTokens.map((_, slot) => [slot, 64]);
+const stepWallMs = [];
+for (let i = 0; i < promptRounds + 2; i++) {
+  const t0 = performance.now();
+  await stepBatch.decode(stepTokens, stepPlaces);
+  if (i >= 2) stepWallMs.push(performance.now() - t0);
+}
+const stepKernels = await profileBatch(gpu.device, stepBatch, stepTokens, stepPlaces, promptRounds, true);
+stepBatch.destroy();
+destroyKvArena(stepKv);
 arena.destroy();
 gpu.destroy();
 
 const gpuMs = profile.kernels.reduce((sum, k) => sum + k.ms, 0);
 const promptMs = promptKernels.reduce((sum, k) => sum + k.ms, 0);
-const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile, promptChunk: { tokens: chunk.length, rounds: promptRounds, kernels: promptKernels } };
+const stepMs = stepKernels.reduce((sum, k) => sum + k.ms, 0);
+const stepWall = [...stepWallMs].sort((a, b) => a - b)[Math.floor(stepWallMs.length / 2)];
+const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile, promptChunk: { tokens: chunk.length, rounds: promptRounds, kernels: promptKernels }, decodeStep: { sequences, rounds: promptRounds, wallMsMedian: stepWall, kernels: stepKernels } };
 const markdown = [
   `# kiln WebGPU decode profile — ${result.date} on ${hostname()}`,
   "",
@@ -82,6 +101,13 @@ const markdown = [
   "| --- | --- | --- | --- |",
   ...promptKernels.map((k) => `| ${k.kind} | ${k.dispatches} | ${round(k.ms, 3)} | ${Math.round((100 * k.ms) / promptMs)}% |`),
   `| all | ${promptKernels.reduce((n, k) => n + k.dispatches, 0)} | ${round(promptMs, 3)} | 100% |`,
+  "",
+  `A decode step of ${sequences} sequences through the batch plan (mean of ${promptRounds} runs; ${round(stepMs, 3)} ms of GPU time, ${round(stepWall, 3)} ms from submit to the ids read back, median):`,
+  "",
+  "| kernel class | dispatches per step | ms per step | share |",
+  "| --- | --- | --- | --- |",
+  ...stepKernels.map((k) => `| ${k.kind} | ${k.dispatches} | ${round(k.ms, 3)} | ${Math.round((100 * k.ms) / stepMs)}% |`),
+  `| all | ${stepKernels.reduce((n, k) => n + k.dispatches, 0)} | ${round(stepMs, 3)} | 100% |`,
   "",
 ].join("\n");
 writeWebGpuResult("-profile", settings.modelPath, started, result, markdown);

@@ -9,9 +9,9 @@
 #            flash attention off and on (DIRECT_GENERATION=1: batched decode too), the ceiling
 #   webgpu   bench/webgpu.js on the same model (WebGPU next to llama.cpp in one process)
 #   clients  bench/webgpu.js --clients: WebGPU with 1, 2, 4, 8 requests at once (batched decode steps)
-#   serve2   more serve sides (SIDES2 at LEVELS2: kiln with flash attention off, BASE's build), if time is left
 #   sampler  bench/step-sampler.js on the GPU: a step's sampling, node-llama-cpp's call per sequence vs kiln's one call
-#   profile  bench/webgpu.js --profile (GPU time per kernel class, host time per token)
+#   profile  bench/webgpu.js --profile (GPU time per kernel class: a token, a prompt chunk, a step of 8 sequences)
+#   serve2   more serve sides (SIDES2 at LEVELS2: kiln with flash attention off, BASE's build), if time is left
 # Everything lands in $OUT: run.log as it goes, the rest as results.tar.gz (also on an early exit).
 # Env: BUDGET (s, default 450), PHASES, SIDES, LEVELS, SIDES2, LEVELS2, DURATION, PARALLEL, CTX, LONG_WORDS, SIDE_LIMIT (s),
 # WEBGPU_ROUNDS, WEBGPU_GENERATE, WEBGPU_BASELINE (1: BASE's WebGPU as a side), DIRECT_GENERATION, REQUIRE_GPU (0 to try
@@ -19,7 +19,7 @@
 set -uo pipefail
 root="$PWD"; g="$root/.cache/gpu"; w="${KILN_GPU_WORK:-/tmp/kiln-gpu}"; out="${OUT:-/tmp/kiln-gpu-out}"
 started_at=$(date +%s); res="$w/results"; mkdir -p "$w" "$out" "$res"
-phases="${PHASES:-check serve direct webgpu clients serve2 sampler profile}"; sides="${SIDES:-after llama}"
+phases="${PHASES:-check serve direct webgpu clients sampler profile serve2}"; sides="${SIDES:-after llama}"
 levels="${LEVELS:-1,8,32,64,8,1,8}"; duration="${DURATION:-6}"; parallel="${PARALLEL:-64}"; ctx="${CTX:-10240}"
 log() { echo "[$(date +%T)] $*" | tee -a "$out/run.log"; }
 finish() { kill "${smi:-}" 2>/dev/null; tar -C "$w" -czf "$out/results.tar.gz" results 2>/dev/null; log "packed $(du -sh "$out/results.tar.gz" | cut -f1)"; }
@@ -106,18 +106,18 @@ if has webgpu; then log "webgpu"
   cp bench/results/*webgpu*-gpu.* "$res/" 2>/dev/null
 fi
 if has clients; then log "clients"
-  BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS=1 \
+  BENCH_MODEL_PATH="$model" BENCH_TAG=gpu ROUNDS="${CLIENT_ROUNDS:-1}" \
     timeout "$(lim 90)" node bench/webgpu.js --clients >> "$res/clients.log" 2>&1; tail -12 "$res/clients.log" >> "$out/run.log"
   cp bench/results/*webgpu-clients*-gpu.* "$res/" 2>/dev/null
 fi
-# kiln with flash attention off and BASE's build, at the levels that tell them apart, if time is left.
-has serve2 120 && serve_sides "${SIDES2:-after-fa-off before}" "${LEVELS2:-8,32,64}"
 if has sampler; then log "sampler"
   BENCH_SAMPLER_MODELS="$model" BENCH_SAMPLER_GPU=1 timeout "$(lim 90)" node bench/step-sampler.js >> "$res/sampler.log" 2>&1
   tail -8 "$res/sampler.log" >> "$out/run.log"; cp bench/results/*step-sampler-gpu.* "$res/" 2>/dev/null
 fi
 if has profile; then log "profile"
   BENCH_MODEL_PATH="$model" BENCH_TAG=gpu-profile BENCH_GENERATE="${WEBGPU_GENERATE:-32}" timeout "$(lim 90)" node bench/webgpu.js --profile >> "$res/profile.log" 2>&1
-  tail -30 "$res/profile.log" >> "$out/run.log"; cp bench/results/*webgpu*gpu-profile.* "$res/" 2>/dev/null
+  tail -45 "$res/profile.log" >> "$out/run.log"; cp bench/results/*webgpu*gpu-profile.* "$res/" 2>/dev/null
 fi
+# kiln with flash attention off and BASE's build, at the levels that tell them apart, if time is left.
+has serve2 120 && serve_sides "${SIDES2:-after-fa-off before}" "${LEVELS2:-8,32,64}"
 log "done"

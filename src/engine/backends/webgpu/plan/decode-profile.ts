@@ -48,11 +48,12 @@ export async function profileDecode(device: GPUDevice, plan: DecodePlan, tokens:
 }
 
 /**
- * GPU milliseconds per kernel class of one prompt chunk (`tokens` at `places`) through the batch plan, over `rounds`
- * runs of the same chunk. Leaves those places of the KV cache overwritten.
+ * GPU milliseconds per kernel class of one batch (`tokens` at `places`) through the batch plan, over `rounds` runs of
+ * the same batch: a prompt chunk, or with `head` a decode step of several sequences (the LM head and argmax too).
+ * Leaves those places of the KV cache overwritten.
  */
-export async function profilePromptChunk(device: GPUDevice, batch: TokenBatch, tokens: readonly number[], places: readonly Place[], rounds: number): Promise<KernelTimes> {
-  return kernelTimes(device, batch.prepare(tokens, places, false), rounds);
+export async function profileBatch(device: GPUDevice, batch: TokenBatch, tokens: readonly number[], places: readonly Place[], rounds: number, head = false): Promise<KernelTimes> {
+  return kernelTimes(device, batch.prepare(tokens, places, head), rounds);
 }
 
 /** How kernelTimes measures on this device. */
