@@ -40,6 +40,14 @@ const PRIOR_WEIGHT = 0.1;
 const PRIOR_SCALE = [1, 64, 64];
 /** No part is ever fitted below this share of its prior (a noisy step never makes tokens free). */
 const FLOOR_SHARE = 0.05;
+/**
+ * A step slower than this many times its prediction counts as this many. A least-squares fit follows its largest
+ * errors, so one stall would otherwise set the line for the next thirty steps: on an H100, llama.cpp's Vulkan backend
+ * compiled the pipelines of a first long prompt's shapes inside one step (8–10 s with the GPU idle), and the chunks
+ * of the rest of that prompt halved. A lasting slowdown (another process taking a core) still moves the line within
+ * a few steps, each raising the prediction the next is held to.
+ */
+const OUTLIER_FACTOR = 3;
 
 export class StepCostModel {
   // Weighted normal equations A·θ = b over the features [1, tokens, kiloDepthTokens].
@@ -72,12 +80,13 @@ export class StepCostModel {
     return this.fitted.perToken + (this.fitted.perTokenPerKDepth * depth) / 1000;
   }
 
-  /** Records a step that took `ms`. */
+  /** Records a step that took `ms` (at most OUTLIER_FACTOR times what it was expected to take). */
   observe(shape: StepShape, ms: number): void {
     if (!(ms > 0) || !(shape.tokens > 0)) return;
+    const seen = Math.min(ms, OUTLIER_FACTOR * this.ms(shape));
     const x = [1, shape.tokens, shape.kiloDepthTokens ?? 0];
     for (let i = 0; i < 3; i++) {
-      this.b[i] = FADE * this.b[i]! + x[i]! * ms;
+      this.b[i] = FADE * this.b[i]! + x[i]! * seen;
       for (let j = 0; j < 3; j++) this.a[i]![j] = FADE * this.a[i]![j]! + x[i]! * x[j]!;
     }
     this.fitted = this.solve();

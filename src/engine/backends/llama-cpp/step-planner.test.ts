@@ -56,6 +56,40 @@ describe("StepPlanner", () => {
     }
   });
 
+  it("keeps its chunks after a one-off stall, and follows a lasting slowdown within a few steps", () => {
+    // An 8,000-token prompt alone on a GPU, whose backend compiles the pipelines of its shapes inside its fifth step
+    // (9 s). Without the cap on what one step counts for, the chunks fell to 128 for the next 30 steps.
+    const chunks = (stallAt?: number) => {
+      const planner = new StepPlanner({ device: "gpu", generating: () => 0 });
+      planner.calibrated(gpu);
+      const ticket = planner.enqueue(8000, 0);
+      const sizes: number[] = [];
+      planner.stepStarted(undefined);
+      while (ticket.remaining > 0) {
+        const tokens = planner.take(ticket);
+        const depth = sizes.reduce((a, b) => a + b, 0);
+        sizes.push(tokens);
+        const ms = gpu.fixed + gpu.perToken * tokens + (gpu.perTokenPerKDepth * tokens * (depth + tokens / 2)) / 1000;
+        planner.stepStarted(sizes.length - 1 === stallAt ? 9000 : ms);
+      }
+      return sizes;
+    };
+    expect(chunks(4)).toEqual(chunks());
+    expect(chunks()).toHaveLength(16);
+    // A CPU slowed down for good, every step now five times as long (past the cap): within 25 steps the budget is as
+    // low as for a planner that only ever saw slow steps (the floor of MIN_PROMPT_TOKENS), as without the cap.
+    const slow = { ...cpu, perToken: 5 };
+    let generating = 0;
+    const planner = new StepPlanner({ device: "cpu", generating: () => generating });
+    planner.calibrated(slow);
+    for (const [k, tokens] of [...varied, ...varied.slice(0, 25)].entries()) {
+      generating = tokens;
+      planner.stepStarted(undefined);
+      planner.stepStarted((k < varied.length ? 1 : 5) * (slow.fixed + slow.perToken * tokens));
+    }
+    expect(planner.budget(0, 0)).toBe(MIN_PROMPT_TOKENS);
+  });
+
   it("holds at least 128 prompt tokens in a step, and more deep in a prompt, however slow the machine", () => {
     const slow = plannerAfter("cpu", { ...cpu, perToken: 20 }, varied);
     expect(slow.budget(0, 0)).toBe(MIN_PROMPT_TOKENS);
