@@ -28,10 +28,11 @@ export function kvCacheContextOptions(settings: KvCacheSettings, allOnGpu: boole
 }
 
 /**
- * Whether a context uses flash attention. "auto" turns it on where every layer runs on a GPU, as llama-server's
- * default does: there it evaluates long prompts and many sequences' attention in fewer passes. On the CPU it stays
- * off: llama-bench on 2 cores (Qwen2.5-Coder-0.5B) ran it 8% faster at an empty context but 9% slower 512 tokens
- * deep, where agents' prompts are. A quantized V cache can only be read through flash attention, so it turns it on.
+ * Whether a context uses flash attention. "auto" turns it on where every layer runs on a GPU: on an H100 (Vulkan) it
+ * served 32 and 64 streams 1.19–1.29× faster and read a long prompt 1.2× faster. On the CPU it stays off: on 2 cores
+ * the default model's generation was 9% slower with it and its short prompts 6% slower, though deep prompts of the
+ * coder models gain 13–28% (bench/results/2026-11-27-vm-flash-attention-cpu.md; "on" for those). A quantized V cache
+ * can only be read through flash attention, so it turns it on.
  */
 export function flashAttentionFor(choice: FlashAttentionChoice | undefined, allOnGpu: boolean, types: KvCacheTypes | undefined): boolean {
   if (types && types.v !== "f16") return true;
