@@ -25,6 +25,19 @@ const sequenceCounts = (process.env.BENCH_SAMPLER_SEQUENCES ?? "8,32,64").split(
 const rounds = Number(process.env.BENCH_SAMPLER_ROUNDS ?? 30);
 const SAMPLINGS = { "default (t 0.8, top-k 40)": { temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05 }, greedy: { temperature: 0 } };
 
+/** Whether the row's best `k` + 1 logits hold two equal values (read through a greedy sampler's logits report). */
+async function hasTopTies(nativeContext, model, row, k) {
+  const greedy = new llama._bindings.AddonSampler(model._model);
+  greedy.applyConfig({ temperature: 0 });
+  try {
+    const [, , , logits] = await nativeContext.sampleToken(row, greedy, false, false, [[], false, false, false, k + 1], false);
+    const values = logits.filter((_, i) => i % 2 === 1);
+    return new Set(values).size < values.length;
+  } finally {
+    greedy.dispose();
+  }
+}
+
 const native = loadNativeModule();
 if (!native) throw new Error("build/kiln-native.node is missing: run npm run build");
 const llama = await getLlama({ gpu: onGpu ? "auto" : false, build: "never" });
@@ -61,9 +74,14 @@ for (const name of models) {
         const together = await native.sampleStep(stepContext, nativeContext, indexes, params, states);
         const togetherMs = performance.now() - t0;
         if (round === 0) {
-          // Same seeds, same logits: the first draws agree (later rounds draw on from each generator's state).
-          const differ = alone.filter((token, s) => token !== together[s]).length;
-          if (differ > 0) throw new Error(`${name}, ${count} sequences, ${label}: ${differ} first draws differ`);
+          // Same seeds, same logits: the first draws agree (later rounds draw on from each generator's state), except
+          // where the candidates hold exact ties, which the two top-k selections may order differently (a random-weight
+          // model's logits come in groups of equal values: 9-10 distinct values among the 41 best).
+          const differ = outputs.filter((_, s) => alone[s] !== together[s]);
+          const unexplained = [];
+          for (const row of differ) if (!(await hasTopTies(nativeContext, model, row, sampling.topK ?? 1))) unexplained.push(row);
+          if (unexplained.length > 0) throw new Error(`${name}, ${count} sequences, ${label}: ${unexplained.length} first draws differ without ties among the candidates`);
+          if (differ.length > 0) console.error(`${name}, ${count} sequences, ${label}: ${differ.length} first draws differ, each row with exact ties among its best ${sampling.topK ?? 1} logits`);
           continue;
         }
         times.perSequence.push(aloneMs);
