@@ -48,7 +48,7 @@ export function addResidencyOptions(command: Command): Command {
     .option("--pull-on-demand", "serve every catalog model by name, pulling one the store lacks on its first request")
     .addOption(cacheType("k"))
     .addOption(cacheType("v"))
-    .addOption(new Option("--flash-attention <mode>", "llama.cpp's flash attention: auto (on where every layer of a model runs on a GPU; default), on, or off").choices(FLASH_ATTENTION_CHOICES));
+    .addOption(new Option("--flash-attention <mode>", "llama.cpp's flash attention: auto (llama.cpp turns it on wherever the device runs it, as llama-server does; default), on, or off").choices(FLASH_ATTENTION_CHOICES));
 }
 
 const SIZE = v.pipe(

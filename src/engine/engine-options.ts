@@ -52,7 +52,7 @@ export const KV_CACHE_TYPES: readonly KvCacheType[] = ["f16", "q8_0", "q4_0"];
 /** The types of the K and V halves of the KV cache. */
 export interface KvCacheTypes { k: KvCacheType; v: KvCacheType }
 
-/** llama.cpp's flash attention: "auto" (on where every layer runs on a GPU, as llama-server's default), "on" or "off". */
+/** llama.cpp's flash attention: "auto" (llama.cpp decides, as llama-server's default: on wherever the device runs it), "on" or "off". */
 export type FlashAttentionChoice = "auto" | "on" | "off";
 export const FLASH_ATTENTION_CHOICES: readonly FlashAttentionChoice[] = ["auto", "on", "off"];
 

@@ -260,10 +260,10 @@ function printReady(url: string, engine: Engine, settings: ServeSettings, stored
     if (typeof details.placement === "string") {
       // llama.cpp: where the layers and the KV cache went, and the context (and why that size when not asked for).
       const why = CONTEXT_SOURCES[String(details.contextSizeSource)] ?? "";
-      // Quantized KV cache types, with what f16 would take, and flash attention where it is on.
+      // Quantized KV cache types, with what f16 would take, and flash attention where it was set on or off.
       const kv = (typeof details.kvCacheTypes === "string" && details.kvCacheTypes !== "f16/f16"
         ? `, KV cache types ${details.kvCacheTypes} (${formatBytes(details.kvCacheBytes)}; f16 would take ${formatBytes(details.kvCacheF16Bytes)})` : "")
-        + (details.flashAttention === true ? ", flash attention" : "");
+        + (typeof details.flashAttention === "boolean" ? `, flash attention ${details.flashAttention ? "on" : "off"}` : "");
       log(`${name}: ${details.placement}${why}${kv}, file ${formatBytes(details.fileSize)}${cpu}`);
       continue;
     }

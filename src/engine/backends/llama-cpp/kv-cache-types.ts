@@ -15,29 +15,31 @@ export interface KvCacheSettings {
 }
 
 /**
- * The context options for these settings, for a model with every layer on a GPU or not. A context and the prefill
- * lane's context beside it take the same options: a state moved between them keeps its layout.
+ * The context options for these settings. A context and the prefill lane's context beside it take the same options:
+ * a state moved between them keeps its layout.
  */
-export function kvCacheContextOptions(settings: KvCacheSettings, allOnGpu: boolean): Partial<LlamaContextOptions> {
+export function kvCacheContextOptions(settings: KvCacheSettings): Partial<LlamaContextOptions> {
   const types = settings.kvCacheTypes;
   const quantized = types && (types.k !== "f16" || types.v !== "f16");
+  const flashAttention = flashAttentionFor(settings.flashAttention, types);
   return {
-    flashAttention: flashAttentionFor(settings.flashAttention, allOnGpu, types),
+    ...(flashAttention !== undefined ? { flashAttention } : {}),
     ...(quantized ? { experimentalKvCacheKeyType: GGML_TYPES[types.k], experimentalKvCacheValueType: GGML_TYPES[types.v] } : {}),
   };
 }
 
 /**
- * Whether a context uses flash attention. "auto" turns it on where every layer runs on a GPU: on an H100 (Vulkan) it
- * served 32 and 64 streams 1.19–1.29× faster and read a long prompt 1.2× faster. On the CPU it stays off: on 2 cores
- * the default model's generation was 9% slower with it and its short prompts 6% slower, though deep prompts of the
- * coder models gain 13–28% (bench/results/2026-11-27-vm-flash-attention-cpu.md; "on" for those). A quantized V cache
- * can only be read through flash attention, so it turns it on.
+ * Flash attention for a context: undefined for "auto", which leaves it to node-llama-cpp and llama.cpp (as
+ * llama-server's `-fa auto`: on wherever the device runs it, the CPU included, for a model that supports it). On an
+ * H100 (Vulkan) it served 32 and 64 streams 1.19–1.29× faster than without; on 2 CPU cores the default model
+ * generates up to 9% faster without it near an empty context, while deep prompts are 7–28% faster with it
+ * (bench/results/2026-11-27-vm-flash-attention-cpu.md). A quantized V cache can only be read through flash
+ * attention, so it turns it on.
  */
-export function flashAttentionFor(choice: FlashAttentionChoice | undefined, allOnGpu: boolean, types: KvCacheTypes | undefined): boolean {
+export function flashAttentionFor(choice: FlashAttentionChoice | undefined, types: KvCacheTypes | undefined): boolean | undefined {
   if (types && types.v !== "f16") return true;
   if (choice === "on" || choice === "off") return choice === "on";
-  return allOnGpu;
+  return undefined;
 }
 
 /** "q8_0/q8_0": how the start-up line, the model's details and the prefix cache's key name the types. */

@@ -120,7 +120,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const choice: ContextChoice = options.ctxSize !== undefined ? { size: options.ctxSize, source: "asked" }
     : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model), maxCells: cells.cells });
   const ctxSize = choice.size;
-  const cacheOptions = kvCacheContextOptions(options, device === "gpu" && model.gpuLayers >= model.fileInsights.totalLayers);
+  const cacheOptions = kvCacheContextOptions(options);
   let context: LlamaContext;
   const measured = options.batching?.itemPrioritizationStrategy;
   const batching: BatchingOptions = {
