@@ -77,6 +77,16 @@ const promptMs = promptKernels.reduce((sum, k) => sum + k.ms, 0);
 const stepMs = stepKernels.reduce((sum, k) => sum + k.ms, 0);
 const stepWall = [...stepWallMs].sort((a, b) => a - b)[Math.floor(stepWallMs.length / 2)];
 const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile, promptChunk: { tokens: chunk.length, rounds: promptRounds, kernels: promptKernels }, decodeStep: { sequences, rounds: promptRounds, wallMsMedian: stepWall, kernels: stepKernels } };
+/** A table of GPU time per kernel class, per `unit` (token, chunk, step), with each class's share and the total. */
+function kernelTable(unit, kernels) {
+  const total = kernels.reduce((sum, k) => sum + k.ms, 0);
+  return [
+    `| kernel class | dispatches per ${unit} | ms per ${unit} | share |`,
+    "| --- | --- | --- | --- |",
+    ...kernels.map((k) => `| ${k.kind} | ${k.dispatches} | ${round(k.ms, 3)} | ${Math.round((100 * k.ms) / total)}% |`),
+    `| all | ${kernels.reduce((n, k) => n + k.dispatches, 0)} | ${round(total, 3)} | 100% |`,
+  ];
+}
 const markdown = [
   `# kiln WebGPU decode profile — ${result.date} on ${hostname()}`,
   "",
@@ -90,24 +100,15 @@ const markdown = [
   `| waiting for the sampled id | ${round(profile.host.waitMs, 3)} |`,
   `| whole step | ${round(profile.host.stepMs, 3)} |`,
   "",
-  "| kernel class | dispatches per token | ms per token | share |",
-  "| --- | --- | --- | --- |",
-  ...profile.kernels.map((k) => `| ${k.kind} | ${k.dispatches} | ${round(k.ms, 3)} | ${Math.round((100 * k.ms) / gpuMs)}% |`),
-  `| all | ${profile.dispatchesPerToken} | ${round(gpuMs, 3)} | 100% |`,
+  ...kernelTable("token", profile.kernels),
   "",
   `A ${chunk.length}-token prompt chunk through the batch plan (mean of ${promptRounds} runs; ${round(promptMs / chunk.length, 3)} ms a token, ${Math.round((1000 * chunk.length) / promptMs)} tok/s of GPU time):`,
   "",
-  "| kernel class | dispatches per chunk | ms per chunk | share |",
-  "| --- | --- | --- | --- |",
-  ...promptKernels.map((k) => `| ${k.kind} | ${k.dispatches} | ${round(k.ms, 3)} | ${Math.round((100 * k.ms) / promptMs)}% |`),
-  `| all | ${promptKernels.reduce((n, k) => n + k.dispatches, 0)} | ${round(promptMs, 3)} | 100% |`,
+  ...kernelTable("chunk", promptKernels),
   "",
   `A decode step of ${sequences} sequences through the batch plan (mean of ${promptRounds} runs; ${round(stepMs, 3)} ms of GPU time, ${round(stepWall, 3)} ms from submit to the ids read back, median):`,
   "",
-  "| kernel class | dispatches per step | ms per step | share |",
-  "| --- | --- | --- | --- |",
-  ...stepKernels.map((k) => `| ${k.kind} | ${k.dispatches} | ${round(k.ms, 3)} | ${Math.round((100 * k.ms) / stepMs)}% |`),
-  `| all | ${stepKernels.reduce((n, k) => n + k.dispatches, 0)} | ${round(stepMs, 3)} | 100% |`,
+  ...kernelTable("step", stepKernels),
   "",
 ].join("\n");
 writeWebGpuResult("-profile", settings.modelPath, started, result, markdown);
