@@ -1,7 +1,7 @@
 /**
  * `kiln serve`'s settings for which models are in memory and how they hold their KV cache: keep-alive, the limits on
- * loaded models, pulling catalog models on demand, the KV cache types and flash attention. As flags and as config file keys (the flags
- * win), merged into what the engine takes.
+ * loaded models, pulling catalog models on demand, the KV cache types and flash attention. As flags and as config
+ * file keys (the flags win), merged into what the engine takes.
  */
 import { InvalidArgumentError, Option, type Command } from "commander";
 import * as v from "valibot";
