@@ -38,7 +38,7 @@ export async function openLocalEngine(flags: ModelFlags & { parallel?: number },
   const id = parseModelRef(ref).name;
   const engine = await createEngine({
     models: [{ id, path, backend: flags.backend, draft }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize, threads: flags.threads,
-    gpu: toGpuChoice(flags.gpu), gpuLayers: flags.gpuLayers,
+    gpu: toGpuChoice(flags.gpu), gpuLayers: flags.gpuLayers, flashAttention: flags.flashAttention,
     // Load warnings go to stderr, except while a full-screen UI owns the terminal.
     warn: options.quiet ? () => undefined : undefined,
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseGpuLayers, parseSize, toBytes, toGpuChoice } from "./options.js";
+import { Command } from "commander";
+import { addModelOptions, parseGpuLayers, parseSize, toBytes, toGpuChoice, type ModelFlags } from "./options.js";
 
 describe("toBytes", () => {
   it("reads plain bytes and binary units with or without i/B", () => {
@@ -24,6 +25,13 @@ describe("the GPU flags", () => {
     expect(parseGpuLayers("0")).toBe(0);
     expect(parseGpuLayers("33")).toBe(33);
     for (const bad of ["", "-1", "2.5", "all", "1e3"]) expect(() => parseGpuLayers(bad)).toThrow(/expected auto, max or a number of layers/);
+  });
+
+  it("reads --flash-attention on the commands that load a model, and refuses other values", () => {
+    const parse = (args: string[]) => addModelOptions(new Command().exitOverride().configureOutput({ writeErr: () => undefined })).parse(args, { from: "user" }).opts<ModelFlags>();
+    expect(parse(["--flash-attention", "off", "--gpu-layers", "0"])).toMatchObject({ flashAttention: "off", gpuLayers: 0 });
+    expect(parse([]).flashAttention).toBeUndefined();
+    expect(() => parse(["--flash-attention", "never"])).toThrow(/Allowed choices are auto, on, off/);
   });
 
   it("maps --gpu none to the CPU and passes the backends through", () => {

@@ -3,7 +3,7 @@
  * parsers check ranges at parse time, so a bad flag fails with exit code 1 before anything heavy loads.
  */
 import { InvalidArgumentError, Option, type Command } from "commander";
-import type { GpuChoice, GpuLayersChoice, SamplingOptions } from "../engine/index.js";
+import { FLASH_ATTENTION_CHOICES, type FlashAttentionChoice, type GpuChoice, type GpuLayersChoice, type SamplingOptions } from "../engine/index.js";
 import { DEFAULT_MODEL } from "../models/refs.js";
 
 /** Parsed sampling flags (`--temperature`, `--top-p`, `--top-k`, `--seed`). */
@@ -21,7 +21,10 @@ export type LocalBackendName = "llama-cpp" | "webgpu";
 export const GPU_FLAG_VALUES = ["auto", "cuda", "vulkan", "metal", "none"] as const;
 export type GpuFlag = (typeof GPU_FLAG_VALUES)[number];
 
-/** Parsed model flags (`--model`, `--threads`, `--ctx-size`, `--gpu`, `--gpu-layers`, `--draft-model`, `--draft-max`). */
+/**
+ * Parsed model flags (`--model`, `--threads`, `--ctx-size`, `--gpu`, `--gpu-layers`, `--flash-attention`,
+ * `--draft-model`, `--draft-max`).
+ */
 export interface ModelFlags extends DraftFlags {
   model?: string;
   threads?: number;
@@ -29,6 +32,7 @@ export interface ModelFlags extends DraftFlags {
   backend?: LocalBackendName;
   gpu?: GpuFlag;
   gpuLayers?: GpuLayersChoice;
+  flashAttention?: FlashAttentionChoice;
 }
 
 /** Speculative decoding flags. */
@@ -57,6 +61,11 @@ export function gpuOption(): Option {
 /** `--gpu-layers`: how much of each model llama.cpp offloads. */
 export function gpuLayersOption(): Option {
   return new Option("--gpu-layers <n>", "model layers on the GPU: auto (as many as fit beside the context; default), max (all, else an error), or a number (0 = the CPU)").argParser(parseGpuLayers);
+}
+
+/** `--flash-attention`: llama.cpp's flash attention, left to llama.cpp by default. */
+export function flashAttentionOption(): Option {
+  return new Option("--flash-attention <mode>", "llama.cpp's flash attention: auto (llama.cpp turns it on wherever the device runs it, as llama-server does; default), on, or off").choices(FLASH_ATTENTION_CHOICES);
 }
 
 /** A commander value parser for `--gpu-layers`: auto, max or a count of layers. */
@@ -115,7 +124,7 @@ export function addSamplingOptions(command: Command): Command {
 /** Help for `--ctx-size`. */
 export const CTX_SIZE_HELP = "context size per sequence in tokens (default: the largest up to the model's that fits the free memory; at most 32768 on the CPU)";
 
-/** Adds `--model`, `--threads`, `--ctx-size`, `--backend`, `--gpu`, `--gpu-layers` and the draft flags. */
+/** Adds `--model`, `--threads`, `--ctx-size`, `--backend`, `--gpu`, `--gpu-layers`, `--flash-attention` and the draft flags. */
 export function addModelOptions(command: Command): Command {
   command
     .option("-m, --model <ref>", `model name, .gguf path or reference (default: ${DEFAULT_MODEL})`)
@@ -123,7 +132,8 @@ export function addModelOptions(command: Command): Command {
     .option("--ctx-size <n>", CTX_SIZE_HELP, parseNumberIn(256, 1_048_576, true))
     .addOption(backendOption())
     .addOption(gpuOption())
-    .addOption(gpuLayersOption());
+    .addOption(gpuLayersOption())
+    .addOption(flashAttentionOption());
   return addDraftOptions(command);
 }
 

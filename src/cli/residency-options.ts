@@ -7,7 +7,7 @@ import { InvalidArgumentError, Option, type Command } from "commander";
 import * as v from "valibot";
 import { FLASH_ATTENTION_CHOICES, KV_CACHE_TYPES, type FlashAttentionChoice, type KvCacheType, type KvCacheTypes } from "../engine/index.js";
 import { formatDuration, parseDuration } from "../lib/duration.js";
-import { parseNumberIn, parseSize, toBytes } from "./options.js";
+import { flashAttentionOption, parseNumberIn, parseSize, toBytes } from "./options.js";
 import { UsageError } from "./report-error.js";
 
 /** The flags, as commander parses them. */
@@ -48,7 +48,7 @@ export function addResidencyOptions(command: Command): Command {
     .option("--pull-on-demand", "serve every catalog model by name, pulling one the store lacks on its first request")
     .addOption(cacheType("k"))
     .addOption(cacheType("v"))
-    .addOption(new Option("--flash-attention <mode>", "llama.cpp's flash attention: auto (llama.cpp turns it on wherever the device runs it, as llama-server does; default), on, or off").choices(FLASH_ATTENTION_CHOICES));
+    .addOption(flashAttentionOption());
 }
 
 const SIZE = v.pipe(
