@@ -61,10 +61,12 @@ const stepBatch = createTokenBatch(gpu, config, weights, stepKv, { batch: 64, de
 const stepTokens = Array.from({ length: sequences }, (_, i) => 300 + i);
 const stepPlaces = stepTokens.map((_, slot) => [slot, 64]);
 const stepWallMs = [];
+const stepHost = [];
 for (let i = 0; i < promptRounds + 2; i++) {
   const t0 = performance.now();
   await stepBatch.decode(stepTokens, stepPlaces);
   if (i >= 2) stepWallMs.push(performance.now() - t0);
+  if (i >= 2) stepHost.push(stepBatch.lastHostTimes);
 }
 const stepKernels = await profileBatch(gpu.device, stepBatch, stepTokens, stepPlaces, promptRounds, true);
 stepBatch.destroy();
@@ -75,8 +77,10 @@ gpu.destroy();
 const gpuMs = profile.kernels.reduce((sum, k) => sum + k.ms, 0);
 const promptMs = promptKernels.reduce((sum, k) => sum + k.ms, 0);
 const stepMs = stepKernels.reduce((sum, k) => sum + k.ms, 0);
-const stepWall = [...stepWallMs].sort((a, b) => a - b)[Math.floor(stepWallMs.length / 2)];
-const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile, promptChunk: { tokens: chunk.length, rounds: promptRounds, kernels: promptKernels }, decodeStep: { sequences, rounds: promptRounds, wallMsMedian: stepWall, kernels: stepKernels } };
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const stepWall = median(stepWallMs);
+const stepHostMs = { encodeMs: median(stepHost.map((t) => t.encodeMs)), submitMs: median(stepHost.map((t) => t.submitMs)), waitMs: median(stepHost.map((t) => t.waitMs)) };
+const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile, promptChunk: { tokens: chunk.length, rounds: promptRounds, kernels: promptKernels }, decodeStep: { sequences, rounds: promptRounds, wallMsMedian: stepWall, host: stepHostMs, kernels: stepKernels } };
 /** A table of GPU time per kernel class, per `unit` (token, chunk, step), with each class's share and the total. */
 function kernelTable(unit, kernels) {
   const total = kernels.reduce((sum, k) => sum + k.ms, 0);
@@ -106,7 +110,7 @@ const markdown = [
   "",
   ...kernelTable("chunk", promptKernels),
   "",
-  `A decode step of ${sequences} sequences through the batch plan (mean of ${promptRounds} runs; ${round(stepMs, 3)} ms of GPU time, ${round(stepWall, 3)} ms from submit to the ids read back, median):`,
+  `A decode step of ${sequences} sequences through the batch plan (mean of ${promptRounds} runs; ${round(stepMs, 3)} ms of GPU time, ${round(stepWall, 3)} ms from the call to the ids read back, median: ${round(stepHostMs.encodeMs, 3)} ms writing the inputs and recording the commands, ${round(stepHostMs.submitMs, 3)} ms submitting them, ${round(stepHostMs.waitMs, 3)} ms waiting for the ids):`,
   "",
   ...kernelTable("step", stepKernels),
   "",

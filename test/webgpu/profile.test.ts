@@ -50,6 +50,11 @@ describe.skipIf(!available)("the WebGPU profiles", () => {
       expect(step.map((k) => k.kind)).toEqual([...layerKinds, "lm-head", "argmax"]);
       expect(step.find((k) => k.kind === "rms-norm")?.dispatches).toBe(2 * config.layers + 1);
       expect(step.reduce((sum, k) => sum + k.ms, 0)).toBeGreaterThan(0);
+      // The step run for real reports the host's part of it.
+      await batch.decode([7, 8], [[0, plan.position], [1, 3]]);
+      const host = batch.lastHostTimes;
+      expect(host.encodeMs).toBeGreaterThan(0);
+      expect(host.encodeMs + host.submitMs + host.waitMs).toBeGreaterThan(host.encodeMs);
     } finally {
       plan.destroy();
       batch.destroy();

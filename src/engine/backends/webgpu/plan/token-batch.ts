@@ -24,6 +24,7 @@ import { bindBuffers, createStorage, createUniform, groupsFor, type BufferRange 
 import { candidatesOf, createTopKPlan, encodeTopK, TOP_CANDIDATE_BYTES, type TopKPlan } from "../kernels/top-k.js";
 import type { Candidate } from "../sampler.js";
 import { encodeStep, STEP_BYTES } from "../kernels/step.js";
+import type { StepHostTimes } from "./decode.js";
 import type { DecodeWeights, GpuMatrix } from "./decode-weights.js";
 import type { KvArena } from "./kv-arena.js";
 
@@ -116,6 +117,8 @@ export class TokenBatch {
   readonly batch: number;
   /** Most tokens per decode step. */
   readonly decodeRows: number;
+  /** The host's part of the last decode step (for profiles). */
+  lastHostTimes: StepHostTimes = { encodeMs: 0, submitMs: 0, waitMs: 0 };
 
   constructor(
     private readonly device: GPUDevice,
@@ -247,6 +250,7 @@ export class TokenBatch {
   async decode(tokens: readonly number[], places: readonly Place[], wants: readonly RowWant[] = []): Promise<BatchStep> {
     const n = tokens.length;
     if (n > this.decodeRows) throw new RangeError(`a decode step holds at most ${this.decodeRows} tokens, got ${n}`);
+    const start = performance.now();
     const top = this.top;
     const rows = (want: RowWant) => wants.flatMap((w, row) => (w === want || (want === "logits" && w === "top" && !top) ? [row] : []));
     const [logitRows, topRows] = [rows("logits"), top ? rows("top") : []];
@@ -270,8 +274,12 @@ export class TokenBatch {
     encoder.copyBufferToBuffer(this.sampled, 0, staging, 0, n * 4);
     logitRows.forEach((row, k) => encoder.copyBufferToBuffer(this.logits, row * rowBytes, staging, idBytes + k * stride, rowBytes));
     topRows.forEach((row, k) => encoder.copyBufferToBuffer(top!.output, row * topBytes, staging, topAt + k * topBytes, topBytes));
-    this.device.queue.submit([encoder.finish()]);
+    const commands = encoder.finish();
+    const encoded = performance.now();
+    this.device.queue.submit([commands]);
+    const submitted = performance.now();
     await staging.mapAsync(GPUMapMode.READ, 0, size);
+    this.lastHostTimes = { encodeMs: encoded - start, submitMs: submitted - encoded, waitMs: performance.now() - submitted };
     try {
       const ids = [...new Uint32Array(staging.getMappedRange(0, n * 4))];
       const result: BatchStep = { ids, logits: Array.from({ length: n }, () => undefined), top: Array.from({ length: n }, () => undefined) };
