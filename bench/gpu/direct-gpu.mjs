@@ -14,7 +14,7 @@ for (const n of process.env.DIRECT_GENERATION === "0" ? [] : [1, 8, 32]) {
 }
 const long = model.tokenize(text(99, 6300));
 // The prompt alone in a one-sequence context, then in a context shaped like the servers' (PARALLEL sequences), with
-// flash attention off (node-llama-cpp's default) and on (llama-server's and kiln's default on a GPU).
+// flash attention forced off and on (node-llama-cpp's, llama-server's and kiln's default, auto, turns it on on a GPU).
 for (const parallel of [1, Number(process.env.PARALLEL ?? 64)]) {
   for (const flashAttention of [false, true]) {
     const rates = await measurePromptRate(direct, { ctxPerSequence: 10240, parallel, threads: 4, singleStreamRepeats: 3, flashAttention }, long);

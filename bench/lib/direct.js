@@ -42,7 +42,7 @@ export function recordingBatching(sink) {
 /**
  * Prompt processing: evaluate `tokens` into a fresh sequence, repeated; tokens/s of each run. The context holds as
  * many sequences as the servers' (`settings.parallel`), so all sides decode on the same context shape, with flash
- * attention as `settings.flashAttention` says (node-llama-cpp's default: off).
+ * attention as `settings.flashAttention` says (absent: node-llama-cpp's default, auto, which llama.cpp resolves).
  */
 export async function measurePromptRate(direct, settings, tokens) {
   const context = await direct.model.createContext({
