@@ -15,10 +15,12 @@ for (const n of process.env.DIRECT_GENERATION === "0" ? [] : [1, 8, 32]) {
 const long = model.tokenize(text(99, 6300));
 // The prompt alone in a one-sequence context, then in a context shaped like the servers' (PARALLEL sequences), with
 // flash attention forced off and on (node-llama-cpp's, llama-server's and kiln's default, auto, turns it on on a GPU).
-for (const parallel of [1, Number(process.env.PARALLEL ?? 64)]) {
-  for (const flashAttention of [false, true]) {
-    const rates = await measurePromptRate(direct, { ctxPerSequence: 10240, parallel, threads: 4, singleStreamRepeats: 3, flashAttention }, long);
-    out({ promptTokens: long.length, sequences: parallel, flashAttention, promptTokPerS: rates.map(Math.round) });
-  }
+// DIRECT_LONG picks shapes as "sequences:on|off" pairs, e.g. "64:on".
+const parallel = Number(process.env.PARALLEL ?? 64);
+const shapes = (process.env.DIRECT_LONG ?? `1:off,1:on,${parallel}:off,${parallel}:on`).split(",").map((shape) => shape.split(":"));
+for (const [sequences, fa] of shapes) {
+  const flashAttention = fa === "on";
+  const rates = await measurePromptRate(direct, { ctxPerSequence: 10240, parallel: Number(sequences), threads: 4, singleStreamRepeats: 3, flashAttention }, long);
+  out({ promptTokens: long.length, sequences: Number(sequences), flashAttention, promptTokPerS: rates.map(Math.round) });
 }
 process.exit(0);

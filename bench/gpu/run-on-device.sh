@@ -11,7 +11,8 @@
 #   clients  bench/webgpu.js --clients: WebGPU with 1, 2, 4, 8 requests at once (batched decode steps)
 #   sampler  bench/step-sampler.js on the GPU: a step's sampling, node-llama-cpp's call per sequence vs kiln's one call
 #   profile  bench/webgpu.js --profile (GPU time per kernel class: a token, a prompt chunk, a step of 8 sequences)
-#   serve2   more serve sides (SIDES2 at LEVELS2: kiln with flash attention off, BASE's build), if time is left
+#   serve2   more serve sides (SIDES2 at LEVELS2: kiln with flash attention off, BASE's build, after-prof: this build
+#            with a CPU profile of its process, summarised), if time is left
 # Everything lands in $OUT: run.log as it goes, the rest as results.tar.gz (also on an early exit).
 # Env: BUDGET (s, default 450), PHASES, SIDES, LEVELS, SIDES2, LEVELS2, DURATION, PARALLEL, CTX, LONG_WORDS, SIDE_LIMIT (s),
 # WEBGPU_ROUNDS, WEBGPU_GENERATE, WEBGPU_BASELINE (1: BASE's WebGPU as a side), DIRECT_GENERATION, REQUIRE_GPU (0 to try
@@ -73,7 +74,7 @@ serve_sides() { local levels="$2"; for side in $1; do
              -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
     after-fa-off) node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 --flash-attention off \
              -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
-    after-uv16) UV_THREADPOOL_SIZE=16 node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 \
+    after-prof) node --cpu-prof --cpu-prof-dir="$w/prof" bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 \
              -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
     *) node bin/kiln.js serve --no-auth --port "$port" --parallel "$parallel" --ctx-size "$ctx" --cache-disk 0 \
              -m "bench=$model" > "$res/server-$side.log" 2>&1 & health=v1/models ;;
@@ -93,6 +94,8 @@ serve_sides() { local levels="$2"; for side in $1; do
   done
   curl -s "http://127.0.0.1:$port/v1/models" > "$res/models-$side.json" 2>/dev/null
   kill "$pid"; wait "$pid" 2>/dev/null
+  # A profiled side's CPU profile, summarised here (the raw profile is tens of MB).
+  for p in "$w"/prof/*.cpuprofile; do [ -f "$p" ] && node bench/gpu/profile-summary.mjs "$p" >> "$res/profile-$side.txt" 2>&1; rm -f "$p"; done
 done; }
 
 [ -n "${WEBGPU_BASELINE:-}" ] && export BENCH_WEBGPU_BASELINE="$root/before/dist"

@@ -20,6 +20,7 @@ import type { DecodeBarrier } from "./decode-barrier.js";
 import { EventBuffer } from "./event-buffer.js";
 import { WHOLE_PROMPT_TOKENS, type StepPlanner } from "./step-planner.js";
 import { plainSampling, toEvaluateOptions } from "./sampling.js";
+import { plainTokenLoop } from "./plain-token-loop.js";
 import type { StepSampler } from "./step-sampler.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
 import type { StepInterrupter } from "./step-interrupter.js";
@@ -95,7 +96,6 @@ async function decodeTokens(
   const top = plan.logprobs;
   // Logprobs and drafts need node-llama-cpp's sampler (plainSampling turns away grammars, biases and penalties).
   const plain = runtime.sampler && top === undefined && !draft ? plainSampling(options, runtime.sampler.maxTopK) : undefined;
-  const unregister = plain && runtime.sampler?.register(lease.sequence, plain);
   const pacer = new StepPacer(runtime.barrier, out);
   let reason: FinishReason = "stop";
   const stopped = () => abandoned.aborted || out.closed;
@@ -120,7 +120,8 @@ async function decodeTokens(
     const metadata = { confidence: top !== undefined, probabilities: (top ?? 0) > 0 };
     const rest = prompt.slice(chunked);
     const steps = stopped() ? undefined
-      : draft ? speculate(lease.sequence, rest, draft, metadata, options) : lease.sequence.evaluateWithMetadata(rest, metadata, options);
+      : draft ? speculate(lease.sequence, rest, draft, metadata, options)
+      : (plain && plainTokenLoop(lease.sequence, runtime.model, rest, runtime.sampler!, plain)) || lease.sequence.evaluateWithMetadata(rest, metadata, options);
     if (!steps) reason = "aborted";
     for await (const step of steps ?? []) {
       if (!interruptible) firstChunkDone();
@@ -140,7 +141,6 @@ async function decodeTokens(
     reason = "aborted";
   } finally {
     abandoned.removeEventListener("abort", interrupt);
-    unregister?.();
     runtime.steps?.forget(lease.sequence);
     pacer.stop();
   }

@@ -1,0 +1,76 @@
+/**
+ * The token loop of a sequence with plain sampling, on node-llama-cpp's batch queue without its sampler layer.
+ *
+ * node-llama-cpp's evaluation loop, for every token of every sequence, takes the sequence's lock, resolves a sampler
+ * configuration, takes the sampler's lock and applies the configuration to its native sampler, all before a
+ * sampleToken that the step sampler would then take over: about 0.15–0.25 ms of host work a token on the CPUs
+ * measured, paid once per sequence per step, which on a GPU is most of the host's share of a step with many streams.
+ * Here each token goes into the same queue (so it shares its step's batch with the other sequences' tokens and prompt
+ * chunks, and node-llama-cpp keeps the sequence's tokens and position) and its output row goes straight to the step
+ * sampler. The sequence's lock is not taken: the slot pool lends the sequence to this generation alone.
+ */
+import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import type { PlainSampling, StepSampler } from "./step-sampler.js";
+
+/** node-llama-cpp's default evaluation priority (every kiln evaluation uses it). */
+const EVALUATION_PRIORITY = 5;
+
+/** The internals of a node-llama-cpp 3.x sequence the loop uses (those its own evaluation loop uses). */
+interface SequenceInternals {
+  _decodeTokens(
+    tokens: Token[],
+    logits: boolean[],
+    evaluationPriority: number,
+    tokenMeter: unknown,
+    contextShiftOptions: unknown,
+    logitDataMapper: (batchLogitIndex: number) => Promise<number>,
+    afterBatchAction?: (sequenceStateLength: number) => unknown,
+  ): Promise<Array<number | undefined>>;
+  _tokenMeter: unknown;
+  _contextShift: unknown;
+  _tokenPredictor?: unknown;
+  _takeIntervalCheckpointIfNeededAfterBatch?: (sequenceStateLength: number) => unknown;
+}
+
+/** A generated token, as node-llama-cpp's loop yields it. */
+export interface LoopToken {
+  token: Token;
+}
+
+/**
+ * Evaluates `tokens` on `sequence` and then generates token after token until an end-of-generation token (not
+ * yielded) or until the caller stops reading. Undefined where the installed node-llama-cpp lacks the internals used
+ * or the sequence predicts tokens: the caller then runs node-llama-cpp's own loop.
+ */
+export function plainTokenLoop(
+  sequence: LlamaContextSequence,
+  model: LlamaModel,
+  tokens: Token[],
+  sampler: StepSampler,
+  sampling: PlainSampling,
+): AsyncGenerator<LoopToken> | undefined {
+  const internals = sequence as unknown as Partial<SequenceInternals>;
+  if (typeof internals._decodeTokens !== "function" || internals._contextShift === undefined || internals._tokenPredictor != null) return undefined;
+  return loop(sequence as unknown as SequenceInternals, model, tokens, sampler, sampling);
+}
+
+async function* loop(sequence: SequenceInternals, model: LlamaModel, tokens: Token[], sampler: StepSampler, sampling: PlainSampling): AsyncGenerator<LoopToken> {
+  // The generation's random state lives with this object.
+  const owner = {};
+  const sample = (batchLogitIndex: number) => sampler.sample(batchLogitIndex, sampling, owner);
+  // Checkpoints for models that need them (recurrent or sliding-window caches), as node-llama-cpp's loop takes them.
+  const afterBatch = sequence._takeIntervalCheckpointIfNeededAfterBatch?.bind(sequence);
+  let evaluate = tokens;
+  // As node-llama-cpp's loop: nothing to evaluate, nothing to sample.
+  if (evaluate.length === 0) return;
+  for (;;) {
+    const logits: boolean[] = [];
+    logits[evaluate.length - 1] = true;
+    const decoded = await sequence._decodeTokens(evaluate, logits, EVALUATION_PRIORITY, sequence._tokenMeter, sequence._contextShift, sample, afterBatch);
+    const token = decoded[evaluate.length - 1];
+    if (token === undefined || token === -1) throw new Error("Failed to sample the next token");
+    if (model.isEogToken(token as Token)) return;
+    yield { token: token as Token };
+    evaluate = [token as Token];
+  }
+}
