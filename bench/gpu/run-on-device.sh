@@ -2,6 +2,8 @@
 # Runs on a GPU machine from the repository root, with bench/gpu/pack.sh's output carried as .cache/gpu. Phases, in
 # order of what matters most, each under its own time limit so the whole stays inside one call:
 #   check    kiln info must see the GPU through llama.cpp (else: diagnostics, and stop at once)
+#   probe    (when named) a long uncached prompt in process: kiln's decode steps and the gaps between them beside
+#            node-llama-cpp evaluating the same prompt alone (long-prompt-probe.mjs)
 #   serve    kiln ("after", this build) and llama-server (same llama.cpp release, Vulkan) serve a random-weight model
 #            with a real model's shape, one after the other, under the same load (bench/lib/stream-load.mjs:
 #            streaming chat completions, unique ~245-token prompts, 128 tokens out; LEVELS with history checks)
@@ -99,6 +101,9 @@ serve_sides() { local levels="$2"; for side in $1; do
 done; }
 
 [ -n "${WEBGPU_BASELINE:-}" ] && export BENCH_WEBGPU_BASELINE="$root/before/dist"
+if has probe; then log "probe"
+  PARALLEL="$parallel" CTX="$ctx" timeout "$(lim 90)" node bench/gpu/long-prompt-probe.mjs "$model" > "$res/probe.jsonl" 2>> "$res/probe.log"; cat "$res/probe.jsonl" >> "$out/run.log"
+fi
 has serve && serve_sides "$sides" "$levels"
 if has direct; then log "direct"
   DIRECT_GENERATION="${DIRECT_GENERATION:-0}" timeout "$(lim 120)" node bench/gpu/direct-gpu.mjs "$model" > "$res/direct.jsonl" 2>> "$res/direct.log"; cat "$res/direct.jsonl" >> "$out/run.log"
