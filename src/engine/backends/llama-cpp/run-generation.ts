@@ -20,7 +20,7 @@ import type { DecodeBarrier } from "./decode-barrier.js";
 import { EventBuffer } from "./event-buffer.js";
 import { WHOLE_PROMPT_TOKENS, type StepPlanner } from "./step-planner.js";
 import { plainSampling, toEvaluateOptions } from "./sampling.js";
-import { plainTokenLoop } from "./plain-token-loop.js";
+import { evaluatePromptChunk, plainTokenLoop } from "./plain-token-loop.js";
 import type { StepSampler } from "./step-sampler.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
 import type { StepInterrupter } from "./step-interrupter.js";
@@ -174,7 +174,7 @@ async function evaluateChunks(
       if (size >= rest && !(done === 0 && stopped())) break;
       const chunk = Math.min(size, rest - 1);
       if (chunk > 0) {
-        await lease.sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(done, done + chunk));
+        await evaluatePromptChunk(lease.sequence, prompt.slice(done, done + chunk));
         if (done === 0) onFirstChunk();
         done += chunk;
       }

@@ -117,6 +117,27 @@ describe("StepPlanner", () => {
     expect(planner.take(second)).toBe(Math.min(190, next));
   });
 
+  it("gives a request arriving at an idle model a step of its own, not what the last prompt's step left", () => {
+    let generating = 0;
+    const planner = new StepPlanner({ device: "gpu", generating: () => generating });
+    planner.stepStarted(undefined);
+    // A lone prompt's last 200 tokens go in with its first token; it then generates one token and is done.
+    const done = planner.enqueue(200, 7680);
+    expect(planner.take(done)).toBe(200);
+    planner.finish(done);
+    // Nothing generates, nothing waits: the next prompt's first chunk is a whole step.
+    const next = planner.enqueue(7880, 0);
+    expect(planner.take(next)).toBe(MAX_STEP_TOKENS);
+    planner.finish(next);
+    // Beside a generating sequence, a step under way keeps its accounts: a late prompt gets what is left of it.
+    generating = 1;
+    planner.stepStarted(undefined);
+    const first = planner.enqueue(300, 0);
+    expect(planner.take(first)).toBe(300);
+    const late = planner.enqueue(7880, 0);
+    expect(planner.take(late)).toBe(MAX_STEP_TOKENS - 1 - 300);
+  });
+
   it("gives a context of one sequence whole batches: nothing can share its steps", () => {
     const planner = new StepPlanner({ device: "cpu", soleSequence: true, generating: () => 0 });
     expect(planner.budget(0, 0)).toBe(MAX_STEP_TOKENS);
