@@ -26,7 +26,6 @@ interface Waiting {
   /** The generation's native sampling state. */
   state: object;
   resolve(token: number): void;
-  reject(error: unknown): void;
 }
 
 /** Five numbers per sequence, in native/step-sampler.c's order. */
@@ -67,12 +66,13 @@ export class StepSampler {
 
   /**
    * Samples output row `batchLogitIndex` of the step just decoded, for the generation `owner` (any object that lives
-   * as long as the generation: its random state is kept with it), with the step's other rows asked for in this turn.
+   * as long as the generation: its random state is kept with it), with the step's other rows asked for in this turn;
+   * -1 when the native call fails.
    */
   sample(batchLogitIndex: number, sampling: PlainSampling, owner: object): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<number>((resolve) => {
       if (this.waiting.length === 0) queueMicrotask(() => this.flush());
-      this.waiting.push({ batchLogitIndex, sampling, state: this.stateOf(owner), resolve, reject });
+      this.waiting.push({ batchLogitIndex, sampling, state: this.stateOf(owner), resolve });
     });
   }
 
@@ -97,9 +97,11 @@ export class StepSampler {
     } catch (error) {
       sampled = Promise.reject(error);
     }
+    // A failed call gives no token (-1), which fails the requests in it: a rejection here would reach node-llama-cpp's
+    // batch queue, which leaves the step's other sequences waiting.
     sampled.then(
       (tokens) => batch.forEach((waiting, i) => waiting.resolve(tokens[i]!)),
-      (error: unknown) => batch.forEach((waiting) => waiting.reject(error)),
+      () => batch.forEach((waiting) => waiting.resolve(-1)),
     );
   }
 
