@@ -2,7 +2,8 @@
  * CPU threading of llama.cpp contexts on the real default model: the persistent thread pool (native/threadpool.c)
  * attaches to a two-thread context and decodes exactly what one thread decodes; steps on fewer threads switch to a
  * smaller pool and leave the larger one's workers asleep; the native module refuses a context whose layout it cannot
- * confirm; steps decoded on the event loop's thread give what node-llama-cpp's work item gives; and the fallback
+ * confirm; steps decoded on the event loop's thread give what node-llama-cpp's work item gives and leave the loop a
+ * turn between a lone stream's tokens; and the fallback
  * policy runs small steps on one thread and prompts on all.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -147,6 +148,35 @@ describe("steps on the event loop's thread", () => {
     } finally {
       await onLoop.dispose();
       await inWorker.dispose();
+    }
+  });
+
+  it("let the event loop turn between a lone stream's tokens, so sockets and timers are served", async () => {
+    const model = await load(true);
+    try {
+      const steps = stepsOf(model)!;
+      steps.onLoop = () => true;
+      let tokens = 0;
+      // Tokens generated between asking for a turn of the event loop and getting it, asked again at every turn.
+      const waits: number[] = [];
+      let stopped = false;
+      const askForTurns = () => {
+        const asked = tokens;
+        setImmediate(() => {
+          waits.push(tokens - asked);
+          if (!stopped) askForTurns();
+        });
+      };
+      askForTurns();
+      for await (const event of model.complete({ ...request, maxTokens: 64 })) if (event.type === "text-delta") tokens++;
+      stopped = true;
+      expect(steps.loopSteps).toBeGreaterThanOrEqual(32);
+      expect(tokens).toBeGreaterThan(32);
+      // The loop turned at least once every few tokens, never held for the whole generation.
+      expect(waits.length).toBeGreaterThan(tokens / 4);
+      expect(Math.max(...waits)).toBeLessThanOrEqual(3);
+    } finally {
+      await model.dispose();
     }
   });
 
