@@ -6,7 +6,8 @@
  * clients.
  *
  * Env: BENCH_MIXED_LEVELS ("1,8,16,32,8"), BENCH_MIXED_SECONDS (per level, 20), BENCH_MIXED_ROUNDS (2),
- * BENCH_MIXED_BUSY=1 (one core kept busy by another process), BENCH_KILN_BASE (another checkout, built: added as
+ * BENCH_MIXED_BUSY=1 (one core kept busy by another process), IGNORE_EOS=1 (every request generates its 128 tokens,
+ * so early end-of-text answers do not move a level's rate), BENCH_KILN_BASE (another checkout, built: added as
  * the side "kiln (base)"), BENCH_PARALLEL (32), BENCH_CTX (1024), and bench/lib/config.js's model and threads.
  * Writes bench/results/<date>-<host>-mixed[-busy].{json,md}.
  */

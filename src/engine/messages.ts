@@ -52,6 +52,11 @@ export interface SamplingOptions {
   repeatPenalty?: number;
   /** Token id → a bias added to its logit (OpenAI `logit_bias`, -100…100); ids are checked against the vocabulary. */
   logitBias?: Record<number, number>;
+  /**
+   * Generate past end-of-generation tokens, until max tokens or a stop sequence (vLLM's and llama-server's
+   * `ignore_eos`: benchmarks use it so that every request generates the same number of tokens).
+   */
+  ignoreEos?: boolean;
 }
 
 /** Constrains the output: free text, any JSON object, or JSON valid against a schema (grammar-enforced). */

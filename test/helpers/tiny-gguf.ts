@@ -66,6 +66,8 @@ const SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"];
 const MERGES = ["h e", "l l", "Ġ t", "Ġt he"];
 /** Token count: the 256 byte tokens, the special tokens, one per merge. */
 export const TINY_VOCABULARY_SIZE = 256 + SPECIAL_TOKENS.length + MERGES.length;
+/** The id of the end-of-text token, `<|im_end|>` (after the 256 byte tokens and the other specials). */
+export const TINY_EOS_TOKEN = 256 + SPECIAL_TOKENS.indexOf("<|im_end|>");
 const NORMAL = 1;
 const CONTROL = 3;
 

@@ -23,6 +23,22 @@ describe("legacy completions", { timeout: 300_000 }, () => {
     expect(data.usage!.total_tokens).toBe(data.usage!.prompt_tokens + data.usage!.completion_tokens);
   });
 
+  it("generates past the end of text to max_tokens with ignore_eos (vLLM's and llama-server's extension)", async () => {
+    const ask = { model: MODEL_ID, messages: [{ role: "user" as const, content: "What is 2+2? Answer with a number." }], max_tokens: 48, temperature: 0 };
+    const ended = await kiln.client.chat.completions.create(ask);
+    // The model ends its answer early on its own...
+    expect(ended.choices[0]!.finish_reason).toBe("stop");
+    expect(ended.usage!.completion_tokens).toBeLessThan(48);
+    // ...and goes on to max_tokens when asked to ignore the end, on both APIs.
+    const past = await kiln.client.chat.completions.create({ ...ask, ignore_eos: true } as typeof ask);
+    expect(past.choices[0]!.finish_reason).toBe("length");
+    expect(past.usage!.completion_tokens).toBe(48);
+    expect(past.choices[0]!.message.content!.startsWith(ended.choices[0]!.message.content!)).toBe(true);
+    const raw = await kiln.client.completions.create({ model: MODEL_ID, prompt: "The end.", max_tokens: 24, temperature: 0, ignore_eos: true } as never);
+    expect(raw.choices[0]!.finish_reason).toBe("length");
+    expect(raw.usage!.completion_tokens).toBe(24);
+  });
+
   it("tokenizes the prompt verbatim: no chat template around it", async () => {
     const chat = await kiln.client.chat.completions.create({ model: MODEL_ID, messages: [{ role: "user", content: "Hello" }], max_tokens: 1 });
     const raw = await kiln.client.completions.create({ model: MODEL_ID, prompt: "Hello", max_tokens: 1 });

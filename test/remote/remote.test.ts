@@ -1,6 +1,6 @@
 /**
  * A front kiln with a remote model whose replicas are two real `kiln serve` upstreams running the real default
- * model: both surfaces, streaming and a forced tool call work through the front; load spreads; a stopped replica
+ * model: both surfaces, streaming, a forced tool call and ignore_eos work through the front; load spreads; a stopped replica
  * is routed around, marked down and later back up; a disconnecting client frees the upstream's sequence.
  */
 import Anthropic from "@anthropic-ai/sdk";
@@ -69,6 +69,17 @@ describe("kiln in front of kiln replicas", () => {
     expect(completion.choices[0].finish_reason).toBe("tool_calls");
     expect(call?.type === "function" && call.function.name).toBe("get_weather");
     expect(typeof JSON.parse(call!.type === "function" ? call!.function.arguments : "{}").city).toBe("string");
+  });
+
+  it("passes ignore_eos to the upstream: an answer that ends early goes on to max_tokens", async () => {
+    const client = new OpenAI({ baseURL: `${front.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const ask = { model: FRONT_MODEL, messages: [{ role: "user" as const, content: "What is 2+2? Answer with a number." }], max_tokens: 32, temperature: 0 };
+    const ended = await client.chat.completions.create(ask);
+    expect(ended.choices[0]!.finish_reason).toBe("stop");
+    expect(ended.usage!.completion_tokens).toBeLessThan(32);
+    const past = await client.chat.completions.create({ ...ask, ignore_eos: true } as typeof ask);
+    expect(past.choices[0]!.finish_reason).toBe("length");
+    expect(past.usage!.completion_tokens).toBe(32);
   });
 
   it("spreads load over the replicas", async () => {

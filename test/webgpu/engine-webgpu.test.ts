@@ -1,7 +1,8 @@
 /**
  * The engine's backend contract on the WebGPU backend, on a tiny generated F32 llama model (fast on Mesa's
  * software renderer): event grammar, real usage, greedy agreement with the llama.cpp backend on the same file,
- * stop sequences, abort, prefix reuse, seeded sampling, and grammar-constrained output as on llama.cpp.
+ * stop sequences, abort, prefix reuse, seeded sampling, generating past the end of text (ignoreEos), and
+ * grammar-constrained output as on llama.cpp.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine, type GenerationEvent } from "../../src/engine/index.js";
 import { testThreads } from "../helpers/real-model.js";
-import { writeTinyGguf } from "../helpers/tiny-gguf.js";
+import { TINY_EOS_TOKEN, writeTinyGguf } from "../helpers/tiny-gguf.js";
 import { webGpuAvailable } from "../helpers/webgpu.js";
 import { finishOf, readEvents, startOf, textOf, userRequest } from "../helpers/stream-events.js";
 
@@ -85,6 +86,18 @@ describe.skipIf(!available)("the WebGPU backend in the engine", () => {
     const events = await readEvents(gpu.generate({ ...request, stop: [stop] }));
     expect(finishOf(events)).toMatchObject({ reason: "stop-sequence", stopSequence: stop });
     expect(textOf(events)).toBe(text.slice(0, text.indexOf(stop)));
+  });
+
+  it("generates past the end of text with ignoreEos, to max tokens", async () => {
+    // Greedy with the end-of-text token's logit raised (a bias), so the tiny model ends within a few tokens.
+    const ending = userRequest("tiny", "hello there", { maxTokens: 24, sampling: { temperature: 0, logitBias: { [TINY_EOS_TOKEN]: 8 } } });
+    const endedEvents = await readEvents(gpu.generate(ending));
+    const ended = finishOf(endedEvents);
+    expect(ended.reason).toBe("stop");
+    expect(ended.usage.outputTokens).toBeLessThan(24);
+    const past = await readEvents(gpu.generate({ ...ending, sampling: { ...ending.sampling, ignoreEos: true } }));
+    expect(finishOf(past)).toMatchObject({ reason: "length", usage: { outputTokens: 24 } });
+    expect(textOf(past).startsWith(textOf(endedEvents))).toBe(true);
   });
 
   it("stops on abort within a token and serves the next request", async () => {

@@ -40,8 +40,9 @@ export interface LoopToken {
 
 /**
  * Evaluates `tokens` on `sequence` and then generates token after token until an end-of-generation token (not
- * yielded) or until the caller stops reading. Undefined where the installed node-llama-cpp lacks the internals used
- * or the sequence predicts tokens: the caller then runs node-llama-cpp's own loop.
+ * yielded; with `pastEog`, yielded and generation goes on) or until the caller stops reading. Undefined where the
+ * installed node-llama-cpp lacks the internals used or the sequence predicts tokens: the caller then runs
+ * node-llama-cpp's own loop.
  */
 export function plainTokenLoop(
   sequence: LlamaContextSequence,
@@ -49,9 +50,10 @@ export function plainTokenLoop(
   tokens: Token[],
   sampler: StepSampler,
   sampling: PlainSampling,
+  pastEog = false,
 ): AsyncGenerator<LoopToken> | undefined {
   const internals = internalsOf(sequence);
-  return internals && loop(internals, model, tokens, sampler, sampling);
+  return internals && loop(internals, (token) => !pastEog && model.isEogToken(token), tokens, sampler, sampling);
 }
 
 /** The sequence's internals, or undefined where the installed node-llama-cpp lacks them or the sequence predicts tokens. */
@@ -79,7 +81,7 @@ export async function evaluatePromptChunk(sequence: LlamaContextSequence, tokens
 /** A chunk asks for no output row, so nothing is ever sampled for it. */
 const noSampling = (): Promise<number> => Promise.resolve(-1);
 
-async function* loop(sequence: SequenceInternals, model: LlamaModel, tokens: Token[], sampler: StepSampler, sampling: PlainSampling): AsyncGenerator<LoopToken> {
+async function* loop(sequence: SequenceInternals, ends: (token: Token) => boolean, tokens: Token[], sampler: StepSampler, sampling: PlainSampling): AsyncGenerator<LoopToken> {
   // The generation's random state lives with this object.
   const owner = {};
   const sample = (batchLogitIndex: number) => sampler.sample(batchLogitIndex, sampling, owner);
@@ -94,7 +96,7 @@ async function* loop(sequence: SequenceInternals, model: LlamaModel, tokens: Tok
     const decoded = await sequence._decodeTokens(evaluate, logits, EVALUATION_PRIORITY, sequence._tokenMeter, sequence._contextShift, sample, afterBatch);
     const token = decoded[evaluate.length - 1];
     if (token === undefined || token === -1) throw new Error("Failed to sample the next token");
-    if (model.isEogToken(token as Token)) return;
+    if (ends(token as Token)) return;
     yield { token: token as Token };
     evaluate = [token as Token];
   }

@@ -121,7 +121,7 @@ async function decodeTokens(
     const rest = prompt.slice(chunked);
     const steps = stopped() ? undefined
       : draft ? speculate(lease.sequence, rest, draft, metadata, options)
-      : (plain && plainTokenLoop(lease.sequence, runtime.model, rest, runtime.sampler!, plain)) || lease.sequence.evaluateWithMetadata(rest, metadata, options);
+      : (plain && plainTokenLoop(lease.sequence, runtime.model, rest, runtime.sampler!, plain, options.yieldEogToken)) || lease.sequence.evaluateWithMetadata(rest, metadata, options);
     if (!steps) reason = "aborted";
     for await (const step of steps ?? []) {
       if (!interruptible) firstChunkDone();

@@ -30,6 +30,8 @@ export function toEvaluateOptions(
   if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
   if (sampling.logitBias && Object.keys(sampling.logitBias).length > 0) options.tokenBias = toTokenBias(model, sampling.logitBias);
   if (forced) options.tokenBias = forcingBias(model, forced, options.tokenBias as TokenBias | undefined);
+  // node-llama-cpp's loop then hands over end-of-generation tokens and goes on.
+  if (sampling.ignoreEos) options.yieldEogToken = true;
   if (hasPenalty(sampling)) {
     options.repeatPenalty = {
       punishTokens: () => history().slice(-PENALTY_WINDOW),

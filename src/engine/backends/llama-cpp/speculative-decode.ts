@@ -182,6 +182,6 @@ export interface Drafts {
 export function draftFor(drafts: Drafts | undefined, model: LlamaModel, target: LlamaContextSequence, options: SequenceEvaluateOptions): SpeculativeParts | undefined {
   const draft = drafts?.sequences.get(target);
   const seeded = (options.temperature ?? 0) > 0 && options.seed !== undefined;
-  if (!drafts || !draft || options.grammarEvaluationState || options.repeatPenalty || seeded) return undefined;
+  if (!drafts || !draft || options.grammarEvaluationState || options.repeatPenalty || seeded || options.yieldEogToken) return undefined;
   return { model, draft, length: drafts.length, alone: drafts.alone, usage: { drafted: 0, accepted: 0 } };
 }

@@ -24,6 +24,7 @@ export function toUpstreamChatBody(request: ChatRequest, upstreamModel: string):
   if (sampling.presencePenalty !== undefined) body.presence_penalty = sampling.presencePenalty;
   if (sampling.frequencyPenalty !== undefined) body.frequency_penalty = sampling.frequencyPenalty;
   if (sampling.logitBias !== undefined) body.logit_bias = sampling.logitBias;
+  if (sampling.ignoreEos) body.ignore_eos = true; // vLLM, SGLang, llama-server and kiln accept it
   if (request.stop?.length) body.stop = request.stop;
   if (request.logprobs !== undefined) Object.assign(body, { logprobs: true, top_logprobs: request.logprobs });
   if (request.tools?.length) {

@@ -43,7 +43,7 @@ export async function* runWebGpuGeneration(
     // The sampler applies penalties to the logits in place; logprobs describe the model's own distribution.
     const raw = logprobs !== undefined ? step.logits!.slice() : undefined;
     const token = tokens.forcedToken() ?? (!onCpu ? step.token : step.top ? sampler.pickFrom(step.top) : sampler.pick(step.logits!, [...plan.prompt, ...tokens.output], grammar));
-    if (deps.vocabulary.isEog(token)) break;
+    if (deps.vocabulary.isEog(token) && !plan.sampling?.ignoreEos) break;
     grammar?.rules.accept(token);
     const alternatives = raw ? [logprobsOf(raw, token, logprobs ?? 0, (id) => deps.vocabulary.detokenize([id], false))] : undefined;
     const { events, finished } = tokens.push(token, alternatives);

@@ -23,6 +23,7 @@ export function toIncludeUsage(wire: { stream?: boolean | null; stream_options?:
 export function toSampling(wire: {
   temperature?: number | null; top_p?: number | null; seed?: number | null;
   presence_penalty?: number | null; frequency_penalty?: number | null; logit_bias?: Record<string, number> | null;
+  ignore_eos?: boolean | null;
 }): SamplingOptions {
   return {
     ...optional("logitBias", wire.logit_bias && Object.keys(wire.logit_bias).length ? wire.logit_bias : undefined),
@@ -31,6 +32,7 @@ export function toSampling(wire: {
     ...optional("seed", wire.seed),
     ...optional("presencePenalty", wire.presence_penalty),
     ...optional("frequencyPenalty", wire.frequency_penalty),
+    ...optional("ignoreEos", wire.ignore_eos === true ? true : undefined),
   };
 }
 

@@ -49,6 +49,7 @@ export const samplingFields = {
   logit_bias: v.nullish(v.record(v.pipe(v.string(), v.regex(/^\d+$/, "Expected token ids as keys")), rangeSchema(-100, 100))),
   presence_penalty: v.nullish(rangeSchema(-2, 2)),
   frequency_penalty: v.nullish(rangeSchema(-2, 2)),
+  ignore_eos: v.nullish(v.boolean()),
   stop: stopSchema,
   stream: v.nullish(v.boolean()),
   stream_options: v.nullish(v.object({ include_usage: v.nullish(v.boolean()) })),
