@@ -74,7 +74,6 @@ destroyKvArena(stepKv);
 arena.destroy();
 gpu.destroy();
 
-const gpuMs = profile.kernels.reduce((sum, k) => sum + k.ms, 0);
 const promptMs = promptKernels.reduce((sum, k) => sum + k.ms, 0);
 const stepMs = stepKernels.reduce((sum, k) => sum + k.ms, 0);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

@@ -74,26 +74,32 @@ export async function evaluatePromptChunk(sequence: LlamaContextSequence, tokens
     await sequence.evaluateWithoutGeneratingNewTokens(tokens);
     return;
   }
-  const afterBatch = internals._takeIntervalCheckpointIfNeededAfterBatch?.bind(internals);
-  await internals._decodeTokens(tokens, [], EVALUATION_PRIORITY, internals._tokenMeter, internals._contextShift, noSampling, afterBatch);
+  await decode(internals, tokens, [], noSampling);
 }
 
 /** A chunk asks for no output row, so nothing is ever sampled for it. */
 const noSampling = (): Promise<number> => Promise.resolve(-1);
 
+/**
+ * Queues `tokens` as node-llama-cpp's own loop does, with its checkpoints for models that need them (recurrent or
+ * sliding-window caches); `sample` gives the token for each row asked for in `logits`.
+ */
+function decode(sequence: SequenceInternals, tokens: Token[], logits: boolean[], sample: (batchLogitIndex: number) => Promise<number>): Promise<Array<number | undefined>> {
+  const afterBatch = sequence._takeIntervalCheckpointIfNeededAfterBatch?.bind(sequence);
+  return sequence._decodeTokens(tokens, logits, EVALUATION_PRIORITY, sequence._tokenMeter, sequence._contextShift, sample, afterBatch);
+}
+
 async function* loop(sequence: SequenceInternals, ends: (token: Token) => boolean, tokens: Token[], sampler: StepSampler, sampling: PlainSampling): AsyncGenerator<LoopToken> {
   // The generation's random state lives with this object.
   const owner = {};
   const sample = (batchLogitIndex: number) => sampler.sample(batchLogitIndex, sampling, owner);
-  // Checkpoints for models that need them (recurrent or sliding-window caches), as node-llama-cpp's loop takes them.
-  const afterBatch = sequence._takeIntervalCheckpointIfNeededAfterBatch?.bind(sequence);
   let evaluate = tokens;
   // As node-llama-cpp's loop: nothing to evaluate, nothing to sample.
   if (evaluate.length === 0) return;
   for (;;) {
     const logits: boolean[] = [];
     logits[evaluate.length - 1] = true;
-    const decoded = await sequence._decodeTokens(evaluate, logits, EVALUATION_PRIORITY, sequence._tokenMeter, sequence._contextShift, sample, afterBatch);
+    const decoded = await decode(sequence, evaluate, logits, sample);
     const token = decoded[evaluate.length - 1];
     if (token === undefined || token === -1) throw new Error("Failed to sample the next token");
     if (ends(token as Token)) return;

@@ -44,8 +44,8 @@ const FLOOR_SHARE = 0.05;
  * A step slower than this many times its prediction counts as this many. A least-squares fit follows its largest
  * errors, so one stall would otherwise set the line for the next thirty steps: on an H100, llama.cpp's Vulkan backend
  * compiled the pipelines of a first long prompt's shapes inside one step (8–10 s with the GPU idle), and the rest of
- * that prompt went in chunks near their floor: 46 steps for 7,463 tokens instead of 15. A lasting slowdown (another process taking a core) still moves the line within
- * a few steps, each raising the prediction the next is held to.
+ * that prompt went in chunks near their floor: 46 steps for 7,463 tokens instead of 15. A lasting slowdown (another
+ * process taking a core) still moves the line within a few steps, each raising the prediction the next is held to.
  */
 const OUTLIER_FACTOR = 3;
 
