@@ -26,6 +26,11 @@ export interface ModelDeclaration {
 export interface DraftDeclaration {
   path: string;
   maxTokens?: number;
+  /**
+   * Draft at every step a stream generates alone, as llama-server does, rather than only while drafting has measured
+   * faster than the model's own token loop (draft-length.ts): for measuring a draft's acceptance.
+   */
+  always?: boolean;
 }
 
 /**

@@ -38,4 +38,11 @@ describe("DraftLength", () => {
     }
     expect(length.next()).toBe(8);
   });
+
+  it("drafts at every step when told to always, however slow drafting has been", () => {
+    const length = new DraftLength(4, true);
+    length.drafted(2, 1000);
+    length.wentAlone(ALONE_TOKENS, ALONE_TOKENS * 150);
+    expect(decisions(length, 8)).toEqual([4, 4, 4, 4, 4, 4, 4, 4]);
+  });
 });

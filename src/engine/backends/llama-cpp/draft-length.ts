@@ -36,10 +36,12 @@ export class DraftLength {
   private readonly alone = new Throughput();
   private sinceProbe = 0;
 
-  constructor(readonly max: number) {}
+  /** `always`: every step drafts, whatever the speeds measured. */
+  constructor(readonly max: number, private readonly always = false) {}
 
   /** Proposals to ask for in the next step: `max`, or 0 for ALONE_TOKENS tokens of the target's own loop. */
   next(): number {
+    if (this.always) return this.max;
     const drafting = this.drafting.rate;
     const alone = this.alone.rate;
     // Drafting is tried first, and the target's own loop as soon as drafting has been measured.

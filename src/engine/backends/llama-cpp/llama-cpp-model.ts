@@ -204,7 +204,7 @@ export class LlamaCppModel extends LocalModel {
     if (parts.steps && options.stepsOnLoop !== false) parts.steps.onLoop = (tokens) => planner.onLoop(tokens);
     // Its requests take part of the process's cores from now on (a model on the GPU leaves them to the others).
     parts.modelCores.loaded(parts.device === "cpu" ? () => pool.busy > 0 : () => false);
-    const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), length: new DraftLength(parts.draft.maxTokens), alone: () => barrier.generating <= 1 };
+    const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), length: new DraftLength(parts.draft.maxTokens, options.draft?.always), alone: () => barrier.generating <= 1 };
     this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane, drafts, sampler };
     this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
     info.details = { ...info.details, reasoning: targetReasons(this.target) };
