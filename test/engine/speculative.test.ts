@@ -1,8 +1,8 @@
 /**
  * Speculative decoding on real models: Qwen2.5-Coder-1.5B drafted by Qwen2.5-Coder-0.5B (the catalog's pair, one
  * tokenizer) and SmolLM2-135M drafting for itself. Greedy output with the draft is byte-identical to the target's
- * alone, the usage counts the drafted and accepted tokens, requests the draft cannot serve exactly (penalties, a
- * seed at a temperature) run undrafted,
+ * alone, a draft drawing at a temperature from the target's own distribution is kept, the usage counts the drafted
+ * and accepted tokens, requests the draft cannot serve exactly (penalties, a seed at a temperature) run undrafted,
  * and a draft with another vocabulary is refused at load.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +19,8 @@ beforeAll(async () => {
     models: [
       { id: "small", path: small },
       { id: "small-drafted", path: small, draft: { path: small, maxTokens: 4 } },
+      // Drafts at every step: on 2 cores drafting is slower than the model alone, which the measured rule sees.
+      { id: "small-always-drafted", path: small, draft: { path: small, maxTokens: 4, always: true } },
     ],
     parallel: 1, ctxSize: 1024, threads: testThreads(),
   });
@@ -49,6 +51,23 @@ describe("a model drafting for itself", { timeout: 120_000 }, () => {
     expect(textOf(stopped)).toBe(textOf(plain).slice(0, textOf(plain).indexOf(stop)));
   });
 
+  it("at a temperature keeps the proposals it draws from its own distribution, which is the target's", async () => {
+    // Judged by probability (speculative-acceptance.ts), a draft whose distribution is the target's is kept whatever
+    // it draws; matched against the target's own draw, a greedy proposal is kept only as often as the target picks
+    // its best token too (seven or eight times in ten here).
+    let drafted = 0;
+    let accepted = 0;
+    for (const prompt of [CODE_PROMPT, "Tell me a short story about a lighthouse keeper.", "List five uses of a paperclip."]) {
+      const sampled = await readEvents(engine.generate(userRequest("small-always-drafted", prompt, { maxTokens: 48, sampling: { temperature: 1 } })));
+      drafted += finishOf(sampled).usage.draft!.drafted;
+      accepted += finishOf(sampled).usage.draft!.accepted;
+    }
+    expect(drafted).toBeGreaterThanOrEqual(10);
+    // Not all: the draft evaluates one token at a time and the target several, so their probabilities differ in the
+    // last digits.
+    expect(accepted / drafted).toBeGreaterThan(0.95);
+  });
+
   it.each([
     ["repetition penalties", { temperature: 0, repeatPenalty: 1.3 }],
     ["a seed at a temperature", { temperature: 0.8, seed: 42 }],
@@ -57,6 +76,15 @@ describe("a model drafting for itself", { timeout: 120_000 }, () => {
     const drafted = await readEvents(engine.generate(userRequest("small-drafted", CODE_PROMPT, { maxTokens: 32, sampling })));
     expect(textOf(drafted)).toBe(textOf(plain));
     expect(finishOf(drafted).usage.draft).toBeUndefined();
+  });
+
+  it("leaves undrafted a request for logprobs, which describe the model's own distribution", async () => {
+    const request = userRequest("small-always-drafted", CODE_PROMPT, { maxTokens: 8, logprobs: 2 });
+    const events = await readEvents(engine.generate(request));
+    expect(finishOf(events).usage.draft).toBeUndefined();
+    const logprobs = events.flatMap((event) => event.type === "text-delta" ? event.logprobs ?? [] : []);
+    expect(logprobs.length).toBeGreaterThan(0);
+    for (const logprob of logprobs) expect(logprob.top).toHaveLength(2);
   });
 });
 

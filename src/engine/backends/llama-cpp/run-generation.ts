@@ -91,9 +91,10 @@ async function decodeTokens(
   const tokens = new TokenEvents(plan, runtime.vocabulary, runtime.ids, scored ? 0 : lease.reusedTokens, scored ? undefined : lease.cacheTier);
   out.push(tokens.start(scored));
   const options = toEvaluateOptions(runtime.model, plan.sampling, () => [...plan.prompt, ...tokens.output] as Token[], grammarState, plan.reasoning?.budget && (() => tokens.forcedToken()));
-  // A think-block budget forces tokens by a bias the draft's proposals would not see.
-  const draft = plan.reasoning?.budget ? undefined : draftFor(runtime.drafts, runtime.model, lease.sequence, options);
   const top = plan.logprobs;
+  // A think-block budget forces tokens by a bias the draft's proposals would not see; logprobs describe the model's
+  // own distribution, which only node-llama-cpp's token loop reports (logprobs.ts).
+  const draft = plan.reasoning?.budget || top !== undefined ? undefined : draftFor(runtime.drafts, runtime.model, lease.sequence, options);
   // Logprobs and drafts need node-llama-cpp's sampler (plainSampling turns away grammars, biases and penalties).
   const plain = runtime.sampler && top === undefined && !draft ? plainSampling(options, runtime.sampler.maxTopK) : undefined;
   const pacer = new StepPacer(runtime.barrier, out);
@@ -120,7 +121,7 @@ async function decodeTokens(
     const metadata = { confidence: top !== undefined, probabilities: (top ?? 0) > 0 };
     const rest = prompt.slice(chunked);
     const steps = stopped() ? undefined
-      : draft ? speculate(lease.sequence, rest, draft, metadata, options)
+      : draft ? speculate(lease.sequence, rest, draft, options)
       : (plain && plainTokenLoop(lease.sequence, runtime.model, rest, runtime.sampler!, plain, options.yieldEogToken)) || lease.sequence.evaluateWithMetadata(rest, metadata, options);
     if (!steps) reason = "aborted";
     for await (const step of steps ?? []) {

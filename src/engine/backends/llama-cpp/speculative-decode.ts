@@ -1,12 +1,11 @@
 /**
  * The token loop with a draft model (speculative decoding). Each step the draft sequence, kept in step with the
- * target's tokens, proposes up to `--draft-max` tokens greedily, stopping early where it is unsure, and the target
- * evaluates its pending token and the proposals in one multi-token evaluation, sampling a token at every position
- * with the request's own sampler. A proposal is kept while it equals what the target sampled at the position before
- * it; the first token the target sampled differently (or the one after the last proposal) ends the step. Every token
- * out is thus a token the target sampled from its own distribution given the tokens before it: at temperature 0
- * exactly the target's greedy output, otherwise the target's distribution. The rejected proposals are erased from
- * the target's cache before the tokens go out.
+ * target's tokens, proposes up to `--draft-max` tokens, stopping early where it is unsure: greedily at temperature 0,
+ * otherwise drawn from its own distribution under the request's sampling parameters. The target evaluates its pending
+ * token and the proposals in one multi-token evaluation, sampling a token at every position with the request's own
+ * sampler, and keeps the proposals speculative-acceptance.ts accepts: at temperature 0 exactly the target's greedy
+ * output, otherwise tokens distributed as the target's own sampling gives them (standard speculative sampling). The
+ * rejected proposals are erased from the target's cache before the tokens go out.
  *
  * Where a step's cost is mostly reading the weights, evaluating a few tokens costs little more than one, and a step
  * yields as many tokens as the draft got right, plus one; where drafting has been slower than the target's own token
@@ -15,12 +14,13 @@
 import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
 import type { DraftUsage } from "../../events.js";
 import { ALONE_TOKENS, type DraftLength } from "./draft-length.js";
+import { judgeProposals, type Proposal, type TargetSample } from "./speculative-acceptance.js";
 
 /** Below this probability of its best token the draft stops proposing (llama.cpp's speculative `p_min`). */
 const DRAFT_MIN_CONFIDENCE = 0.75;
 
 /** One generated token, shaped as node-llama-cpp's evaluateWithMetadata yields it. */
-export interface SpeculativeStep { token: Token; confidence?: number; probabilities?: Map<Token, number> }
+export interface SpeculativeStep { token: Token }
 
 /** What a speculative loop needs beside the target's sequence. */
 export interface SpeculativeParts {
@@ -45,11 +45,13 @@ export async function* speculate(
   target: LlamaContextSequence,
   input: Token[],
   parts: SpeculativeParts,
-  metadata: { confidence: boolean; probabilities: boolean },
   options: SamplerOptions,
 ): AsyncGenerator<SpeculativeStep> {
   const seeds = stepSeeds();
   const { temperature, minP, topK, topP, tokenBias } = options;
+  // At a temperature the draft samples as the request does (but for a logit bias: node-llama-cpp binds a bias to one
+  // model), and the target judges each proposal by its probability.
+  const sampling = (temperature ?? 0) > 0 ? { temperature, minP, topK, topP } : undefined;
   let pending = input;
   // Kept proposals evaluated into the target's cache but not yet read: erased if the reader stops before them.
   let unread = 0;
@@ -62,32 +64,30 @@ export async function* speculate(
       if (wanted > 0) await catchUp(parts.draft, [...target.contextTokens, ...pending]);
       // Timed from here: the draft reading the prompt once is not what each step costs.
       const started = performance.now();
-      const proposals = wanted > 0 ? await propose(parts, pending[0]!, wanted) : [];
+      const proposals = wanted > 0 ? await propose(parts, pending[0]!, wanted, sampling && { ...sampling, seed: seeds() }) : [];
       if (proposals.length === 0) {
-        const last = yield* alone(target, pending, parts, metadata, { ...options, seed: seeds() }, wanted > 0 || pending.length > 1 ? 1 : ALONE_TOKENS);
+        const last = yield* alone(target, pending, parts, { ...options, seed: seeds() }, wanted > 0 || pending.length > 1 ? 1 : ALONE_TOKENS);
         if (last === undefined) return;
         // A draft that proposed nothing still cost its step.
         if (wanted > 0) parts.length.drafted(1, performance.now() - started);
         pending = [last];
         continue;
       }
-      const sample = { token: true, ...metadata, options: { temperature, minP, topK, topP, tokenBias, seed: seeds() } };
-      const results = await target.controlledEvaluate([pending[0]!, ...proposals].map((token): ControlledEvaluateInputItem => [token, { generateNext: sample }]));
-      const sampled = results.map((result) => toStep(result?.next));
-      let kept = 0;
-      while (kept < proposals.length && sampled[kept]!.token === proposals[kept]) kept++;
+      const sample = { token: true, probabilities: sampling !== undefined, options: { temperature, minP, topK, topP, tokenBias, seed: seeds() } };
+      const results = await target.controlledEvaluate([pending[0]!, ...proposals.map((proposal) => proposal.token)].map((token): ControlledEvaluateInputItem => [token, { generateNext: sample }]));
+      const { kept, next } = judgeProposals(proposals, results.map((result) => toSample(result?.next)));
       parts.usage.drafted += proposals.length;
       parts.usage.accepted += kept;
       if (kept < proposals.length) await target.eraseContextTokenRanges([{ start: target.nextTokenIndex - (proposals.length - kept), end: target.nextTokenIndex }]);
       parts.length.drafted(kept + 1, performance.now() - started);
-      const out = sampled.slice(0, kept + 1);
+      const out = [...proposals.slice(0, kept).map((proposal) => proposal.token), next];
       unread = kept;
-      for (const step of out) {
-        if (parts.model.isEogToken(step.token)) return;
+      for (const token of out) {
+        if (parts.model.isEogToken(token)) return;
         unread = Math.max(0, unread - 1);
-        yield step;
+        yield { token };
       }
-      pending = [out.at(-1)!.token];
+      pending = [next];
     }
   } finally {
     if (unread > 0) await target.eraseContextTokenRanges([{ start: target.nextTokenIndex - unread, end: target.nextTokenIndex }]);
@@ -106,19 +106,30 @@ async function catchUp(draft: LlamaContextSequence, tokens: Token[]): Promise<vo
 }
 
 /**
- * Up to `count` greedy proposals of the caught-up draft after `last` (the target's pending token), stopping where
- * its best token is unlikely.
+ * Up to `count` proposals of the caught-up draft after `last` (the target's pending token), greedy or, with
+ * `sampling`, drawn from the draft's distribution (kept with each proposal for its judgement), stopping where the
+ * draft's best token is unlikely.
  */
-async function propose(parts: SpeculativeParts, last: Token, count: number): Promise<Token[]> {
+async function propose(parts: SpeculativeParts, last: Token, count: number, sampling?: SamplerOptions): Promise<Proposal[]> {
   const { draft } = parts;
   if (count <= 0) return [];
-  const proposals: Token[] = [];
-  for await (const step of draft.evaluateWithMetadata([last], { confidence: true }, { temperature: 0, yieldEogToken: true })) {
-    if (step.confidence < DRAFT_MIN_CONFIDENCE) break;
-    proposals.push(step.token);
+  const proposals: Proposal[] = [];
+  // A greedy draft's distribution is not needed (its candidates are the whole vocabulary): the best token's confidence is.
+  const metadata = { confidence: true, probabilities: sampling !== undefined } as const;
+  for await (const step of draft.evaluateWithMetadata([last], metadata, { ...(sampling ?? { temperature: 0 }), yieldEogToken: true })) {
+    const q = sampling ? (step as { probabilities?: Map<Token, number> }).probabilities : undefined;
+    if ((q ? best(q) : step.confidence) < DRAFT_MIN_CONFIDENCE) break;
+    proposals.push({ token: step.token, q });
     if (proposals.length >= count || parts.model.isEogToken(step.token)) break;
   }
   return proposals;
+}
+
+/** The highest probability of a distribution. */
+function best(probabilities: ReadonlyMap<Token, number>): number {
+  let most = 0;
+  for (const probability of probabilities.values()) most = Math.max(most, probability);
+  return most;
 }
 
 /**
@@ -130,13 +141,12 @@ async function* alone(
   target: LlamaContextSequence,
   pending: Token[],
   parts: SpeculativeParts,
-  metadata: { confidence: boolean; probabilities: boolean },
   options: SamplerOptions,
   count: number,
 ): AsyncGenerator<SpeculativeStep, Token | undefined> {
   let generated = 0;
   const started = performance.now();
-  for await (const step of target.evaluateWithMetadata(pending, metadata, options)) {
+  for await (const step of target.evaluateWithMetadata(pending, {}, options)) {
     yield step;
     if (++generated < count) continue;
     // Timed only for a stretch of its own: a prompt's first token or a lone token after an unsure draft says little.
@@ -160,9 +170,9 @@ function stepSeeds(): () => number {
   return () => (next = (next + 0x9e3779b9) >>> 0);
 }
 
-function toStep(next: { token?: Token | null; confidence?: number; probabilities?: Map<Token, number> } | undefined): SpeculativeStep {
+function toSample(next: { token?: Token | null; probabilities?: Map<Token, number> } | undefined): TargetSample {
   if (next?.token === undefined || next.token === null) throw new Error("Failed to sample the next token");
-  return { token: next.token, confidence: next.confidence, probabilities: next.probabilities };
+  return { token: next.token, probabilities: next.probabilities };
 }
 
 /** A model's draft sequences, paired with its slots' sequences. */
