@@ -106,9 +106,10 @@ const noSampling = (): Promise<number> => Promise.resolve(-1);
  * Queues `tokens` as node-llama-cpp's own loop does, with its checkpoints for models that need them (recurrent or
  * sliding-window caches); `sample` gives the token for each row asked for in `logits`. Where the tokens fit the
  * sequence, they go to the context's queue directly and are appended to the sequence's token list in place: the
- * sequence's own `_decodeTokens` copies that whole list for every token (`concat`), which at a coding agent's 20,000
- * tokens is an allocation of 160 KB outside V8's young generation, about 0.2 ms a token a sequence. A sequence that
- * must shift its context goes through node-llama-cpp's own path.
+ * sequence's own `_decodeTokens` copies that whole list for every token (`concat`), which at a coding agent's 19,000
+ * tokens is 150 KB allocated outside V8's young generation, and took the host's time per token from 0.65 to 1.0–1.4
+ * ms on 2 CPU cores (bench/results/2026-11-27-vm-deep-context-host.md). A sequence that must shift its context goes
+ * through node-llama-cpp's own path.
  */
 async function decode(sequence: SequenceInternals, tokens: Token[], logits: boolean[], sample: (batchLogitIndex: number) => Promise<number>): Promise<Array<number | undefined>> {
   const afterBatchAction = sequence._takeIntervalCheckpointIfNeededAfterBatch?.bind(sequence);
