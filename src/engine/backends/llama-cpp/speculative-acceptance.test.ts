@@ -1,18 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Token } from "node-llama-cpp";
+import { seededRandom } from "../../../lib/seeded-random.js";
 import { judgeProposals, type TargetSample } from "./speculative-acceptance.js";
-
-/** A seeded uniform generator (mulberry32), so the counts below are the same on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const distribution = (entries: Array<[number, number]>) => new Map(entries.map(([token, p]) => [token as Token, p]));
 
@@ -34,7 +23,7 @@ describe("judging a proposal drawn from the draft's distribution", () => {
   const BONUS = 99 as Token;
 
   it("gives tokens distributed as the target's own sampling, keeping a proposal as often as the two agree", () => {
-    const random = seeded(7);
+    const random = seededRandom(7);
     const counts = new Map<number, number>();
     const trials = 200_000;
     let kept = 0;
@@ -53,7 +42,7 @@ describe("judging a proposal drawn from the draft's distribution", () => {
   });
 
   it("keeps every proposal where the draft's distribution is the target's, and then takes the target's next token", () => {
-    const random = seeded(11);
+    const random = seededRandom(11);
     for (let i = 0; i < 1_000; i++) {
       const proposals = [{ token: draw(p, random), q: p }, { token: draw(p, random), q: p }];
       const verdict = judgeProposals(proposals, [{ token: 3 as Token, probabilities: p }, { token: 3 as Token, probabilities: p }, { token: BONUS }], random);
@@ -62,7 +51,7 @@ describe("judging a proposal drawn from the draft's distribution", () => {
   });
 
   it("never keeps a token the target cannot sample, and replaces it from what the target wants more than the draft", () => {
-    const random = seeded(3);
+    const random = seededRandom(3);
     for (let i = 0; i < 1_000; i++) {
       const verdict = judgeProposals([{ token: 4 as Token, q }], [{ token: 2 as Token, probabilities: p }, { token: BONUS }], random);
       expect(verdict.kept).toBe(0);
