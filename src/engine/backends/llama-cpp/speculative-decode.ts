@@ -19,6 +19,9 @@ import { judgeProposals, type Proposal, type TargetSample } from "./speculative-
 /** Below this probability of its best token the draft stops proposing (llama.cpp's speculative `p_min`). */
 const DRAFT_MIN_CONFIDENCE = 0.75;
 
+/** The most candidates (top-k) a request may keep for its draft to sample: a few hundred token–probability pairs a position. */
+const SAMPLED_DRAFT_MAX_CANDIDATES = 256;
+
 /** One generated token, shaped as node-llama-cpp's evaluateWithMetadata yields it. */
 export interface SpeculativeStep { token: Token }
 
@@ -50,8 +53,11 @@ export async function* speculate(
   const seeds = stepSeeds();
   const { temperature, minP, topK, topP, tokenBias } = options;
   // At a temperature the draft samples as the request does (but for a logit bias: node-llama-cpp binds a bias to one
-  // model), and the target judges each proposal by its probability.
-  const sampling = (temperature ?? 0) > 0 ? { temperature, minP, topK, topP } : undefined;
+  // model), and the target judges each proposal by its probability. Both distributions cross into JavaScript at every
+  // position, so a request keeping more candidates (top-k 0 keeps the whole vocabulary) drafts greedily instead,
+  // which is exact too (speculative-acceptance.ts).
+  const bounded = topK !== undefined && topK >= 1 && topK <= SAMPLED_DRAFT_MAX_CANDIDATES;
+  const sampling = (temperature ?? 0) > 0 && bounded ? { temperature, minP, topK, topP } : undefined;
   let pending = input;
   // Kept proposals evaluated into the target's cache but not yet read: erased if the reader stops before them.
   let unread = 0;
