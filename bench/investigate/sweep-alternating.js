@@ -1,8 +1,9 @@
 /**
  * Repeated concurrency sweeps, kiln and llama-server alternating at every level (same settings as `npm run bench`),
  * to see the kiln ÷ llama-server ratio through the noise of a shared machine. Prints one JSON line per level:
- * aggregate tokens/s and TTFT p50 of each side.
- * Usage: npm run build && node bench/investigate/sweep-alternating.js   (env: LEVELS=1,2,4,8, REPEATS=2)
+ * aggregate tokens/s, TTFT p50 and inter-token p50/p95 of each side (the first side alternates by repeat).
+ * Usage: npm run build && node bench/investigate/sweep-alternating.js
+ *   (env: LEVELS=1,2,4,8, REPEATS=2; KILN_BEFORE=<another checkout>/bin/kiln.js adds that build as a side)
  */
 import { readSettings } from "../lib/config.js";
 import { ensureLlamaCpp } from "../lib/llama-cpp-build.js";
@@ -15,15 +16,18 @@ const repeats = Number(process.env.REPEATS ?? 2);
 const llamaCpp = ensureLlamaCpp({ modelPath: settings.modelPath, threads: settings.threads, log: () => {} });
 const sides = [
   { label: "kiln", server: await startKiln(settings) },
+  ...(process.env.KILN_BEFORE ? [{ label: "kiln before", server: await startKiln(settings, { bin: process.env.KILN_BEFORE }) }] : []),
   { label: "llama-server", server: await startLlamaServer(settings, llamaCpp) },
 ];
 try {
   for (let rep = 0; rep < repeats; rep++) {
     for (const clients of levels) {
       const row = { rep, clients };
-      for (const { label, server } of sides) {
+      // Which side goes first alternates, so neither always runs after the other's load.
+      for (const { label, server } of rep % 2 ? [...sides].reverse() : sides) {
         const r = await runSweepLevel({ ...server, label }, settings, clients, `a${rep}-${clients}`);
-        row[label] = { tokensPerSecond: Number(r.aggregateTokensPerSecond.toFixed(1)), ttftP50Ms: Math.round(r.ttftP50Ms) };
+        row[label] = { tokensPerSecond: Number(r.aggregateTokensPerSecond.toFixed(1)), ttftP50Ms: Math.round(r.ttftP50Ms),
+          itlP50Ms: Number(r.itlP50Ms.toFixed(1)), itlP95Ms: Number(r.itlP95Ms.toFixed(1)) };
       }
       console.log(JSON.stringify(row));
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LOOP_STEP_MS, MAX_STEP_TOKENS, MIN_PROMPT_TOKENS, partsFromCalibration, StepPlanner, STEP_LIMIT_MS, type StepDevice } from "./step-planner.js";
+import { LOOP_STEP_MS, LOOP_STREAMS, MAX_STEP_TOKENS, MIN_PROMPT_TOKENS, partsFromCalibration, StepPlanner, STEP_LIMIT_MS, type StepDevice } from "./step-planner.js";
 import type { StepCostParts } from "./step-cost.js";
 
 /** A planner whose steps cost what `truth` says, fed `steps` of the given token counts (decoding sequences). */
@@ -151,13 +151,14 @@ describe("StepPlanner", () => {
     expect(partsFromCalibration({ tokens: 64, manyMs: 9, oneMs: 10 }, "cpu").perToken).toBeGreaterThan(0);
   });
 
-  it("decodes a step on the event loop's thread only on a CPU, for one stream alone, when measured and expected short", () => {
+  it("decodes a step on the event loop's thread only on a CPU, for a few streams, when measured and expected short", () => {
     // 0.5 ms + 2 ms a token: a lone stream's token is short, a prompt is not.
     const measured = plannerAfter("cpu", cpu, [...varied, 1]);
     expect(measured.onLoop(1)).toBe(true);
     expect(measured.onLoop(230)).toBe(false);
-    // Several streams: their step stays in the work item, however short.
-    expect(plannerAfter("cpu", cpu, [...varied, 4]).onLoop(4)).toBe(false);
+    // A few streams too; more than LOOP_STREAMS stay in the work item, however short their step.
+    expect(plannerAfter("cpu", cpu, [...varied, LOOP_STREAMS]).onLoop(LOOP_STREAMS)).toBe(true);
+    expect(plannerAfter("cpu", cpu, [...varied, LOOP_STREAMS + 1]).onLoop(LOOP_STREAMS + 1)).toBe(false);
     // Nothing measured yet (the cost model's prior may be another machine's), or a GPU: never.
     expect(new StepPlanner({ device: "cpu", generating: () => 1 }).onLoop(1)).toBe(false);
     expect(plannerAfter("gpu", gpu, varied).onLoop(1)).toBe(false);

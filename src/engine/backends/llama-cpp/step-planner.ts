@@ -45,6 +45,12 @@ export const MIN_PROMPT_TOKENS = 128;
  * no request meanwhile, so only steps about as long as one token of a 1.5B model on 2 CPU cores qualify.
  */
 export const LOOP_STEP_MS = 50;
+/**
+ * The most generating streams whose steps may run on the event loop's thread. In process, 2 cores, the default model,
+ * alternated rounds: one stream 103 against 82 tok/s in a work item, two 118 against 111, four 124 against 122; eight
+ * (steps of about 55 ms) gained nothing (bench/results/2026-11-27-vm-steps-on-loop-streams.md).
+ */
+export const LOOP_STREAMS = 4;
 /** Before the copy of a prefix is measured, a prompt copies another sequence's cached prefix from this many tokens. */
 const UNMEASURED_COPY_TOKENS = 64;
 /** Deep in a prompt a step holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
@@ -165,15 +171,14 @@ export class StepPlanner {
   }
 
   /**
-   * Whether a step of `tokens` tokens is decoded on the event loop's thread: on a CPU, for a sequence generating
-   * alone with nothing else computing, when both the cost model and the latest measured step say it is short (the
-   * model does not see the attention cost of generating deep in a context, and before a step is measured may be a
-   * guess for another machine). Steps of several streams gained nothing measurable there (4 and 8 in process: +6%
-   * and 0%), while every request arriving meanwhile waits for the loop.
+   * Whether a step of `tokens` tokens is decoded on the event loop's thread: on a CPU, for at most LOOP_STREAMS
+   * generating sequences with nothing else computing, when both the cost model and the latest measured step say it is
+   * short (the model does not see the attention cost of generating deep in a context, and before a step is measured
+   * may be a guess for another machine). Every request arriving meanwhile waits for the loop, at most one such step.
    */
   onLoop(tokens: number): boolean {
     const last = this.lastStepMs;
-    return this.options.device === "cpu" && this.options.generating() <= 1 && (this.options.alone?.() ?? true)
+    return this.options.device === "cpu" && this.options.generating() <= LOOP_STREAMS && (this.options.alone?.() ?? true)
       && last !== undefined && last <= LOOP_STEP_MS && this.cost.ms({ tokens }) <= LOOP_STEP_MS;
   }
 
