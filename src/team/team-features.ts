@@ -88,12 +88,12 @@ export function createTeamFeatures(options: TeamFeaturesOptions): TeamFeatures {
     metricsText: () => metrics.text(),
     metricsContentType: metrics.registry.contentType,
     observeModelLoad: (model, milliseconds) => metrics.observeModelLoad(model, milliseconds / 1000),
-    flush: async () => ledger.flush(),
+    flush: () => ledger.flush(),
     async close() {
       if (closed) return;
       closed = true;
       try {
-        ledger.close();
+        await ledger.close();
       } finally {
         db.close();
       }

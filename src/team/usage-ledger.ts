@@ -2,9 +2,13 @@
  * The usage ledger: tokens per key, model and UTC day. Requests add to an in-memory batch that is written in
  * one transaction at least every second and on close, so a busy server syncs the disk once a second, not once
  * per request, and a clean shutdown loses nothing. Last-used times of keys ride along in the same transaction.
+ * The transaction runs on a thread of its own (ledger-writer.ts), never on the event loop.
  */
+import { dirname } from "node:path";
+import { Worker } from "node:worker_threads";
 import type { Usage } from "../engine/index.js";
 import { touchKeys } from "./key-store.js";
+import type { WriteJob, WriteReply } from "./ledger-writer.js";
 import type { TeamDb } from "./team-db.js";
 
 /** One row of `kiln usage`. */
@@ -29,31 +33,38 @@ export interface UsageQuery {
 
 type Totals = Pick<UsageRow, "day" | "keyId" | "model" | "requests" | "inputTokens" | "cachedInputTokens" | "outputTokens">;
 
-/** Batches usage in memory and writes it at least every `flushIntervalMs`. */
+/** What one write carries: usage totals and keys' last-used times (ms), as the writer thread receives them. */
+export interface LedgerBatch {
+  totals: Totals[];
+  lastUsed: Array<[keyId: string, at: number]>;
+}
+
+/**
+ * Batches usage in memory and writes it at least every `flushIntervalMs`, on a thread of its own (ledger-writer.ts):
+ * one batch at a time, in order; a batch that fails is merged back into the next.
+ */
 export class UsageLedger {
-  private readonly pending = new Map<string, Totals>();
-  private readonly lastUsed = new Map<string, number>();
+  private pending = new Map<string, Totals>();
+  private lastUsed = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
+  private writer: LedgerThread | undefined;
+  /** The latest write, settled either way: the next one starts after it. */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: TeamDb,
     private readonly clock: () => number = Date.now,
     flushIntervalMs = 1000,
   ) {
-    this.timer = setInterval(() => this.flushQuietly(), flushIntervalMs);
+    // A failure (the database busy for seconds) keeps the batch for the next tick.
+    this.timer = setInterval(() => void this.flush().catch(() => undefined), flushIntervalMs);
     this.timer.unref();
   }
 
   /** Adds one finished request. */
   record(keyId: string, model: string, usage: Usage): void {
     const day = new Date(this.clock()).toISOString().slice(0, 10);
-    const id = `${day}\u0000${keyId}\u0000${model}`;
-    const totals = this.pending.get(id) ?? { day, keyId, model, requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
-    totals.requests += 1;
-    totals.inputTokens += usage.inputTokens;
-    totals.cachedInputTokens += usage.cachedInputTokens;
-    totals.outputTokens += usage.outputTokens;
-    this.pending.set(id, totals);
+    addTotals(this.pending, { day, keyId, model, requests: 1, ...pickTokens(usage) });
   }
 
   /** Notes that a stored key was used now (written with the next flush). */
@@ -61,31 +72,105 @@ export class UsageLedger {
     this.lastUsed.set(keyId, this.clock());
   }
 
-  /** Writes the batch now. On failure the batch is kept for the next try and the error thrown. */
-  flush(): void {
-    if (this.pending.size === 0 && this.lastUsed.size === 0) return;
-    // Synchronous, so nothing is recorded meanwhile: the batch is cleared only once it is committed.
-    this.db.transaction(() => {
-      for (const totals of this.pending.values()) upsertTotals(this.db, totals);
-      touchKeys(this.db, this.lastUsed);
-    });
-    this.pending.clear();
-    this.lastUsed.clear();
+  /** Writes what is pending now; resolves once it is committed. On failure it stays pending and the error is thrown. */
+  flush(): Promise<void> {
+    const write = this.writing.then(() => this.writeBatch());
+    this.writing = write.catch(() => undefined);
+    return write;
   }
 
-  /** Stops the timer and writes what is left. */
-  close(): void {
+  /** Stops the timer, writes what is left and stops the writer thread. */
+  async close(): Promise<void> {
     clearInterval(this.timer);
-    this.flush();
+    try {
+      await this.flush();
+    } finally {
+      await this.writer?.stop();
+      this.writer = undefined;
+    }
   }
 
-  /** The timer's flush: a failure (database busy for seconds) is retried on the next tick. */
-  private flushQuietly(): void {
+  private async writeBatch(): Promise<void> {
+    if (this.pending.size === 0 && this.lastUsed.size === 0) return;
+    const batch: LedgerBatch = { totals: [...this.pending.values()], lastUsed: [...this.lastUsed] };
+    this.pending = new Map();
+    this.lastUsed = new Map();
     try {
-      this.flush();
-    } catch {
-      // Kept in memory; the next tick or close() writes it.
+      this.writer ??= new LedgerThread(dirname(this.db.path));
+      await this.writer.write(batch);
+    } catch (error) {
+      for (const totals of batch.totals) addTotals(this.pending, totals);
+      for (const [keyId, at] of batch.lastUsed) this.lastUsed.set(keyId, Math.max(at, this.lastUsed.get(keyId) ?? 0));
+      throw error;
     }
+  }
+}
+
+/** Writes one batch in one transaction (one lock, one sync to disk). */
+export function writeBatch(db: TeamDb, batch: LedgerBatch): void {
+  db.transaction(() => {
+    for (const totals of batch.totals) upsertTotals(db, totals);
+    touchKeys(db, new Map(batch.lastUsed));
+  });
+}
+
+function addTotals(into: Map<string, Totals>, totals: Totals): void {
+  const id = `${totals.day}\u0000${totals.keyId}\u0000${totals.model}`;
+  const sum = into.get(id);
+  if (!sum) {
+    into.set(id, { ...totals });
+    return;
+  }
+  sum.requests += totals.requests;
+  sum.inputTokens += totals.inputTokens;
+  sum.cachedInputTokens += totals.cachedInputTokens;
+  sum.outputTokens += totals.outputTokens;
+}
+
+function pickTokens({ inputTokens, cachedInputTokens, outputTokens }: Usage): Pick<Totals, "inputTokens" | "cachedInputTokens" | "outputTokens"> {
+  return { inputTokens, cachedInputTokens, outputTokens };
+}
+
+/**
+ * The compiled writer (dist/team/ledger-writer.js). The path is the same from src/team under vitest and from
+ * dist/team, so tests run the built writer, as they run the built native module.
+ */
+const WRITER_URL = new URL("../../dist/team/ledger-writer.js", import.meta.url);
+
+/** The writer thread: started on the first write, not keeping the process alive. */
+class LedgerThread {
+  private readonly worker: Worker;
+  private readonly waiting = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  private nextId = 0;
+
+  constructor(home: string) {
+    this.worker = new Worker(WRITER_URL, { workerData: { home } });
+    this.worker.unref();
+    this.worker.on("message", ({ id, error }: WriteReply) => {
+      const job = this.waiting.get(id);
+      this.waiting.delete(id);
+      if (error === undefined) job?.resolve();
+      else job?.reject(new Error(`usage not written: ${error}`));
+    });
+    this.worker.on("error", (error) => this.failAll(error));
+    this.worker.on("exit", () => this.failAll(new Error("usage not written: the ledger's writer thread stopped")));
+  }
+
+  write(batch: LedgerBatch): Promise<void> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ id, batch } satisfies WriteJob);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.worker.terminate();
+  }
+
+  private failAll(error: Error): void {
+    for (const job of this.waiting.values()) job.reject(error);
+    this.waiting.clear();
   }
 }
 

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { mkdirSync, rmdirSync } from "node:fs";
 import { setTimeout as pause } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { createKey, listKeys } from "../../src/team/key-store.js";
@@ -19,7 +20,7 @@ const DAY1 = Date.parse("2026-11-21T23:59:00Z");
 const DAY2 = Date.parse("2026-11-22T00:01:00Z");
 
 describe("UsageLedger", () => {
-  it("adds requests up per key, model and UTC day, and keeps what was pending at close", () => {
+  it("adds requests up per key, model and UTC day, and keeps what was pending at close", async () => {
     const home = makeHome();
     const db = open(home);
     const { stored } = createKey(db, { name: "team" });
@@ -28,11 +29,11 @@ describe("UsageLedger", () => {
     ledger.record(stored.id, "m1", { inputTokens: 10, cachedInputTokens: 4, outputTokens: 3 });
     ledger.record(stored.id, "m1", { inputTokens: 20, cachedInputTokens: 0, outputTokens: 5 });
     ledger.record("static:1", "m1", { inputTokens: 7, cachedInputTokens: 0, outputTokens: 1 });
-    ledger.flush();
+    await ledger.flush();
     now = DAY2;
     ledger.record(stored.id, "m1", { inputTokens: 1, cachedInputTokens: 1, outputTokens: 1 });
     ledger.record(stored.id, "m2", { inputTokens: 2, cachedInputTokens: 0, outputTokens: 2 });
-    ledger.close();
+    await ledger.close();
     db.close();
 
     const reopened = open(home);
@@ -47,14 +48,33 @@ describe("UsageLedger", () => {
     expect(queryUsage(reopened, { key: "nobody" })).toEqual([]);
   });
 
-  it("writes last-used times of keys with the batch", () => {
+  it("writes last-used times of keys with the batch", async () => {
     const db = open(makeHome());
     const { stored } = createKey(db, { name: "k" });
     const ledger = new UsageLedger(db, () => DAY2);
     ledger.touchKey(stored.id);
     expect(listKeys(db)[0]!.lastUsedAt).toBeUndefined();
-    ledger.close();
+    await ledger.close();
     expect(listKeys(db)[0]!.lastUsedAt).toBe(DAY2);
+  });
+
+  it("writes on a thread of its own: a database held busy does not hold the event loop", async () => {
+    const db = open(makeHome());
+    const ledger = new UsageLedger(db);
+    ledger.record("static:1", "m", { inputTokens: 3, cachedInputTokens: 0, outputTokens: 2 });
+    // Another process holds the database (node-sqlite3-wasm locks it with this directory) until a timer of this
+    // thread lets go: a write on this thread would wait for the lock with the timer unable to run.
+    const lock = `${db.path}.lock`;
+    mkdirSync(lock);
+    let released = false;
+    setTimeout(() => {
+      rmdirSync(lock);
+      released = true;
+    }, 200);
+    await ledger.flush();
+    expect(released).toBe(true);
+    expect(queryUsage(db)).toMatchObject([{ keyId: "static:1", requests: 1, inputTokens: 3, outputTokens: 2 }]);
+    await ledger.close();
   });
 
   it("shares the database file with a process writing keys at the same time", async () => {
@@ -68,14 +88,14 @@ describe("UsageLedger", () => {
     let flushes = 0;
     while (writer.exitCode === null && flushes < 5000) {
       ledger.record("static:1", "m", { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 });
-      ledger.flush();
+      await ledger.flush();
       flushes += 1;
       // Hundreds of flushes a second (a server flushes once a second): still contended, but a waiting writer gets
       // its turn instead of being starved by a loop that takes the lock again the instant it lets go.
       await pause(2);
     }
     expect(await exited, stderr.slice(-1500)).toBe(0);
-    ledger.close();
+    await ledger.close();
     expect(listKeys(db)).toHaveLength(20);
     expect(queryUsage(db)[0]).toMatchObject({ requests: flushes, inputTokens: flushes, outputTokens: flushes });
   });
@@ -98,7 +118,7 @@ describe("kiln usage (real process)", () => {
     const ledger = new UsageLedger(db, () => DAY2);
     ledger.record(stored.id, "smollm2-135m", { inputTokens: 120, cachedInputTokens: 64, outputTokens: 16 });
     ledger.record("static:1", "smollm2-135m", { inputTokens: 5, cachedInputTokens: 0, outputTokens: 2 });
-    ledger.close();
+    await ledger.close();
 
     const table = await runKiln(home, ["usage"]);
     expect(table.code).toBe(0);

@@ -14,9 +14,9 @@
  * from the compute threads mid-step, where ggml's spin barriers make every thread wait for it. Decoding on the loop
  * thread is how llama.cpp's own server runs: one stream of the default model went from 95 to 120 tok/s (medians, in
  * process, 2 cores), a model whose steps take 24 ms gained nothing measurable
- * (bench/results/2026-11-26-vm-steps-on-loop.md). The loop is then blocked for the step, so only a lone stream's
- * steps that the model's planner expects to be short run there (StepPlanner.onLoop); prompts keep the work item, and
- * the loop stays free for requests while they are evaluated.
+ * (bench/results/2026-11-26-vm-steps-on-loop.md). The loop is then blocked for the step, so only the steps of a few
+ * streams that the model's planner expects to be short run there (StepPlanner.onLoop); prompts keep the work item,
+ * and the loop stays free for requests while they are evaluated.
  */
 import type { LlamaContext } from "node-llama-cpp";
 import { shadowMethod } from "./native-module.js";
