@@ -96,7 +96,8 @@ export class UsageLedger {
     this.pending = new Map();
     this.lastUsed = new Map();
     try {
-      this.writer ??= new LedgerThread(dirname(this.db.path));
+      // A thread that failed or stopped is replaced: messages posted to it would never be answered.
+      if (!this.writer?.alive) this.writer = new LedgerThread(dirname(this.db.path));
       await this.writer.write(batch);
     } catch (error) {
       for (const totals of batch.totals) addTotals(this.pending, totals);
@@ -139,6 +140,7 @@ const WRITER_URL = new URL("../../dist/team/ledger-writer.js", import.meta.url);
 
 /** The writer thread: started on the first write, not keeping the process alive. */
 class LedgerThread {
+  alive = true;
   private readonly worker: Worker;
   private readonly waiting = new Map<number, { resolve(): void; reject(error: Error): void }>();
   private nextId = 0;
@@ -169,6 +171,7 @@ class LedgerThread {
   }
 
   private failAll(error: Error): void {
+    this.alive = false;
     for (const job of this.waiting.values()) job.reject(error);
     this.waiting.clear();
   }
