@@ -7,9 +7,8 @@
  *   (env: CLIENTS=2, REQUESTS=4, REPEATS=2; KILN_BEFORE=<another checkout>/bin/kiln.js adds that build as a side)
  */
 import { readSettings } from "../lib/config.js";
-import { ensureLlamaCpp } from "../lib/llama-cpp-build.js";
 import { generationPrompt } from "../lib/prompts.js";
-import { startKiln, startLlamaServer } from "../lib/servers.js";
+import { startComparedSides } from "../lib/servers.js";
 import { streamChat } from "../lib/sse-client.js";
 import { percentile } from "../lib/stats.js";
 
@@ -17,12 +16,7 @@ const settings = readSettings();
 const clients = Number(process.env.CLIENTS ?? 2);
 const requests = Number(process.env.REQUESTS ?? 4);
 const repeats = Number(process.env.REPEATS ?? 2);
-const llamaCpp = ensureLlamaCpp({ modelPath: settings.modelPath, threads: settings.threads, log: () => {} });
-const sides = [
-  { label: "kiln", server: await startKiln(settings) },
-  ...(process.env.KILN_BEFORE ? [{ label: "kiln before", server: await startKiln(settings, { bin: process.env.KILN_BEFORE }) }] : []),
-  { label: "llama-server", server: await startLlamaServer(settings, llamaCpp) },
-];
+const sides = await startComparedSides(settings);
 
 async function level(server, tag) {
   const t0 = performance.now();

@@ -6,19 +6,13 @@
  *   (env: LEVELS=1,2,4,8, REPEATS=2; KILN_BEFORE=<another checkout>/bin/kiln.js adds that build as a side)
  */
 import { readSettings } from "../lib/config.js";
-import { ensureLlamaCpp } from "../lib/llama-cpp-build.js";
-import { startKiln, startLlamaServer } from "../lib/servers.js";
+import { startComparedSides } from "../lib/servers.js";
 import { runSweepLevel } from "../lib/workloads.js";
 
 const settings = { ...readSettings(), sweepRounds: 2, sweepTokens: 64 };
 const levels = (process.env.LEVELS ?? "1,2,4,8").split(",").map(Number);
 const repeats = Number(process.env.REPEATS ?? 2);
-const llamaCpp = ensureLlamaCpp({ modelPath: settings.modelPath, threads: settings.threads, log: () => {} });
-const sides = [
-  { label: "kiln", server: await startKiln(settings) },
-  ...(process.env.KILN_BEFORE ? [{ label: "kiln before", server: await startKiln(settings, { bin: process.env.KILN_BEFORE }) }] : []),
-  { label: "llama-server", server: await startLlamaServer(settings, llamaCpp) },
-];
+const sides = await startComparedSides(settings);
 try {
   for (let rep = 0; rep < repeats; rep++) {
     for (const clients of levels) {

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureLlamaCpp } from "./llama-cpp-build.js";
 import { findFreePort, readLoadedCpuVariant, startServer } from "./processes.js";
 
 const KILN_BIN = fileURLToPath(new URL("../../bin/kiln.js", import.meta.url));
@@ -55,4 +56,18 @@ export async function startLlamaServer(settings, llamaCpp, { parallel = settings
     ...server, cpuVariant: await readLoadedCpuVariant(server.pid), model: settings.modelName,
     extra: { cache_prompt: true },
   };
+}
+
+/**
+ * The sides an investigation alternates: this checkout's kiln, another kiln build when `KILN_BEFORE` names its
+ * bin/kiln.js, and llama-server, each `{ label, server }` ("kiln", "kiln before", "llama-server").
+ * @param {import("./config.js").Settings} settings
+ */
+export async function startComparedSides(settings, env = process.env) {
+  const llamaCpp = ensureLlamaCpp({ modelPath: settings.modelPath, threads: settings.threads, log: () => {} });
+  return [
+    { label: "kiln", server: await startKiln(settings) },
+    ...(env.KILN_BEFORE ? [{ label: "kiln before", server: await startKiln(settings, { bin: env.KILN_BEFORE }) }] : []),
+    { label: "llama-server", server: await startLlamaServer(settings, llamaCpp) },
+  ];
 }
