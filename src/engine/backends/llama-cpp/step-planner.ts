@@ -48,7 +48,8 @@ export const LOOP_STEP_MS = 50;
 /**
  * The most generating streams whose steps may run on the event loop's thread. In process, 2 cores, the default model,
  * alternated rounds: one stream 103 against 82 tok/s in a work item, two 118 against 111, four 124 against 122; eight
- * (steps of about 55 ms) gained nothing (bench/results/2026-11-27-vm-steps-on-loop-streams.md).
+ * (steps of about 55 ms) gained nothing. Qwen2.5-Coder-0.5B, whose steps take 24–40 ms, neither gained nor lost, quiet
+ * or with a core busy (bench/results/2026-11-27-vm-steps-on-loop-streams.md).
  */
 export const LOOP_STREAMS = 4;
 /** Before the copy of a prefix is measured, a prompt copies another sequence's cached prefix from this many tokens. */
