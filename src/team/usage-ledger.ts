@@ -64,7 +64,8 @@ export class UsageLedger {
   /** Adds one finished request. */
   record(keyId: string, model: string, usage: Usage): void {
     const day = new Date(this.clock()).toISOString().slice(0, 10);
-    addTotals(this.pending, { day, keyId, model, requests: 1, ...pickTokens(usage) });
+    const { inputTokens, cachedInputTokens, outputTokens } = usage;
+    addTotals(this.pending, { day, keyId, model, requests: 1, inputTokens, cachedInputTokens, outputTokens });
   }
 
   /** Notes that a stored key was used now (written with the next flush). */
@@ -126,10 +127,6 @@ function addTotals(into: Map<string, Totals>, totals: Totals): void {
   sum.inputTokens += totals.inputTokens;
   sum.cachedInputTokens += totals.cachedInputTokens;
   sum.outputTokens += totals.outputTokens;
-}
-
-function pickTokens({ inputTokens, cachedInputTokens, outputTokens }: Usage): Pick<Totals, "inputTokens" | "cachedInputTokens" | "outputTokens"> {
-  return { inputTokens, cachedInputTokens, outputTokens };
 }
 
 /**

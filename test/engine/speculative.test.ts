@@ -78,7 +78,7 @@ describe("a model drafting for itself", { timeout: 120_000 }, () => {
     expect(finishOf(drafted).usage.draft).toBeUndefined();
   });
 
-  it("drafts greedily for a request that keeps every candidate (top-k 0) at a temperature", async () => {
+  it("still drafts a request that keeps every candidate (top-k 0) at a temperature (greedily: speculative-decode.ts)", async () => {
     const sampled = await readEvents(engine.generate(userRequest("small-always-drafted", CODE_PROMPT, { maxTokens: 32, sampling: { temperature: 1, topK: 0 } })));
     const { draft, outputTokens } = finishOf(sampled).usage;
     expect(outputTokens).toBeGreaterThan(0);
