@@ -1,7 +1,8 @@
 /**
  * The decode barrier on the real default model with four sequences in one context: concurrent requests share decode
  * steps (counted through node-llama-cpp's batch prioritization hook) in sequence-id order (seen at the native batch),
- * and neither an abort nor a reader that stops reading holds up the other sequences.
+ * neither an abort nor a reader that stops reading holds up the other sequences, and the step clock counts no idle time
+ * as host work.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BatchItem, Llama, LlamaModel, PrioritizedBatchItem } from "node-llama-cpp";
@@ -109,6 +110,21 @@ describe("decode barrier", () => {
     for (const events of results) expect(finishOf(events).reason).toBe("length");
     // Without the barrier two sequences almost never share a step (about 1.02 per step).
     expect(sequencesPerStep).toBeGreaterThan(1.5);
+  });
+
+  it("times as host work only the gaps while sequences generate, not an idle spell before a request", async () => {
+    await readEvents(model.complete(countRequest("pause", 4)));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const before = model.stepStats()!;
+    const started = performance.now();
+    // A prompt of a few hundred tokens: its evaluation is not a generating step either.
+    await readEvents(model.complete(countRequest(`after the pause, ${"and then some more, ".repeat(50)}`, 4)));
+    const requestMs = performance.now() - started;
+    const after = model.stepStats()!;
+    expect(after.steps).toBeGreaterThan(before.steps);
+    // The steps' compute and the host work between them are disjoint parts of the request's own time; the spell
+    // before it (1.5 s) is neither.
+    expect(after.computeMs - before.computeMs + after.hostMs - before.hostMs).toBeLessThanOrEqual(requestMs);
   });
 
   it("lets the other sequences finish when one is aborted mid-generation", async () => {

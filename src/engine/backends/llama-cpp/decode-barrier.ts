@@ -23,6 +23,8 @@ export class DecodeBarrier {
   private stepStarted: number | undefined;
   /** Whether the step under way has kept the members it started with. */
   private stepUnchanged = false;
+  /** Called when the last generating member leaves (the step clock's idle mark). */
+  onIdle: () => void = () => {};
 
   constructor(
     private readonly onStep?: (previousMs: number | undefined) => void,
@@ -56,6 +58,7 @@ export class DecodeBarrier {
     this.members--;
     if (prefilling) this.prefilling--;
     this.stepUnchanged = false;
+    if (this.generating === 0) this.onIdle();
     this.releaseIfComplete();
   }
 

@@ -189,6 +189,7 @@ export class LlamaCppModel extends LocalModel {
     const barrier = new DecodeBarrier((ms) => planner.stepStarted(ms));
     this.planner = planner;
     this.clock = StepClock.attach(context, () => barrier.generating > 0);
+    barrier.onIdle = () => this.clock?.idle();
     reportModelDistribution(context, model);
     const sampler = options.stepSampler === false ? undefined : StepSampler.attach(context, model);
     this.warmUp = async () => {

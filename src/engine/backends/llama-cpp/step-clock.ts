@@ -20,8 +20,17 @@ export class StepClock {
   private constructor(private readonly busy: () => boolean) {}
 
   /**
+   * Nothing generates any more: the gap before the next decode is not host work. Without this the next request's
+   * first token step counted the idle time before it, and its prompt's evaluation when that ran in the prefill lane's
+   * context (seconds of "host" time for a one-second prompt after a pause).
+   */
+  idle(): void {
+    this.lastEnd = undefined;
+  }
+
+  /**
    * Times `context`'s decodes; `busy`: sequences are generating, so the gap since the last decode was host work (an
-   * idle gap is not). Undefined when the installed node-llama-cpp lacks the methods watched.
+   * idle gap is not, see idle()). Undefined when the installed node-llama-cpp lacks the methods watched.
    */
   static attach(context: LlamaContext, busy: () => boolean): StepClock | undefined {
     const native = (context as unknown as { _ctx?: Partial<NativeBatch> })._ctx;
