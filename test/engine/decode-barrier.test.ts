@@ -61,6 +61,13 @@ const countRequest = (topic: string, maxTokens = MAX_TOKENS): CompletionRequest 
   model: "smollm2-135m", prompt: `Counting ${topic}: 1, 2, 3, 4, 5, 6, 7, 8,`, maxTokens, sampling: { temperature: 0 },
 });
 
+/**
+ * A request whose prompt (281 tokens) is over the planner's whole-prompt size, so the request is a generating member
+ * of the barrier when its prompt and first token are decoded: the step whose gap since the model's last decode the
+ * step clock must not count after a pause.
+ */
+const longCountRequest = (topic: string) => countRequest(`${topic}, ${"and then some more, ".repeat(50)}`, 4);
+
 /** Runs the requests together; returns each one's events and the mean sequences per decode step meanwhile. */
 async function runTogether(topics: string[]): Promise<{ results: GenerationEvent[][]; sequencesPerStep: number }> {
   batches.length = 0;
@@ -117,14 +124,28 @@ describe("decode barrier", () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const before = model.stepStats()!;
     const started = performance.now();
-    // A prompt of a few hundred tokens: its evaluation is not a generating step either.
-    await readEvents(model.complete(countRequest(`after the pause, ${"and then some more, ".repeat(50)}`, 4)));
+    await readEvents(model.complete(longCountRequest("after the pause")));
     const requestMs = performance.now() - started;
     const after = model.stepStats()!;
     expect(after.steps).toBeGreaterThan(before.steps);
     // The steps' compute and the host work between them are disjoint parts of the request's own time; the spell
     // before it (1.5 s) is neither.
     expect(after.computeMs - before.computeMs + after.hostMs - before.hostMs).toBeLessThanOrEqual(requestMs);
+  });
+
+  it("times no host work between a model's warm-up and its first request", async () => {
+    const warmed = await loadLlamaCppModel({ id: "smollm2-135m", path: realModelPath(), llama, parallel: 1, ctxSize: 512, threads: testThreads(), prefixCache: false, warmUp: true });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const before = warmed.stepStats()!;
+      const started = performance.now();
+      await readEvents(warmed.complete(longCountRequest("after the warm-up")));
+      const requestMs = performance.now() - started;
+      const after = warmed.stepStats()!;
+      expect(after.computeMs - before.computeMs + after.hostMs - before.hostMs).toBeLessThanOrEqual(requestMs);
+    } finally {
+      await warmed.dispose();
+    }
   });
 
   it("lets the other sequences finish when one is aborted mid-generation", async () => {

@@ -20,17 +20,17 @@ export class StepClock {
   private constructor(private readonly busy: () => boolean) {}
 
   /**
-   * Nothing generates any more: the gap before the next decode is not host work. Without this the next request's
-   * first token step counted the idle time before it, and its prompt's evaluation when that ran in the prefill lane's
-   * context (seconds of "host" time for a one-second prompt after a pause).
+   * Nothing generates any more: the gap before the next decode is not host work. Without this the first step of the
+   * next request counted the idle time before it (seconds of "host" time after a pause, which made the host's share in
+   * /metrics and the benchmark's figures depend on how long clients paused).
    */
   idle(): void {
     this.lastEnd = undefined;
   }
 
   /**
-   * Times `context`'s decodes; `busy`: sequences are generating, so the gap since the last decode was host work (an
-   * idle gap is not, see idle()). Undefined when the installed node-llama-cpp lacks the methods watched.
+   * Times `context`'s decodes; `busy`: sequences are generating, so a gap between two decodes that both saw it true
+   * was host work (an idle one is not, see idle()). Undefined when the installed node-llama-cpp lacks the methods watched.
    */
   static attach(context: LlamaContext, busy: () => boolean): StepClock | undefined {
     const native = (context as unknown as { _ctx?: Partial<NativeBatch> })._ctx;
@@ -45,9 +45,12 @@ export class StepClock {
       const started = performance.now();
       if (clock.lastEnd !== undefined && clock.busy()) clock.stats.hostMs += started - clock.lastEnd;
       return decodeBatch.call(native).finally(() => {
-        clock.lastEnd = performance.now();
+        const ended = performance.now();
         clock.stats.steps++;
-        clock.stats.computeMs += clock.lastEnd - started;
+        clock.stats.computeMs += ended - started;
+        // The gap to the next step is host work only if sequences generate at both of its ends (a model's warm-up
+        // step, or a prompt's, is followed by no generating sequence's work).
+        clock.lastEnd = clock.busy() ? ended : undefined;
       });
     });
     return clock;
