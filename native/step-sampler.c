@@ -46,7 +46,9 @@ struct chain_params {
 #define SEQUENCES_PER_SLICE 8
 /*
  * A step with at most this many logits (a sequence of a 152k vocabulary, a few of a 49k one) is sampled inline, on the
- * calling thread: reading it takes ~0.1 ms, less than handing it to a libuv thread and waking the loop again.
+ * calling thread: reading it takes ~0.1 ms, less than handing it to a libuv thread and waking the loop again. A caller
+ * whose model runs on the CPU asks for every step inline: there the work items' threads would wait for cores that the
+ * compute threads hold (spinning between steps), and each hop cost more than the sampling it moved.
  */
 #define INLINE_LOGITS (1 << 18)
 
@@ -351,16 +353,21 @@ static napi_value sequence_sampler(napi_env env, napi_callback_info info) {
 }
 
 /*
- * sampleStep(stepContext, jsContext, batchIndexes: Int32Array, sampling: Float64Array, samplers: external[])
+ * sampleStep(stepContext, jsContext, batchIndexes: Int32Array, sampling: Float64Array, samplers: external[], inline?: boolean)
  * → Promise<Int32Array>: the token of each sequence (-1: none). `sampling` holds five numbers per sequence:
  * temperature, top-k (1..256), top-p, min-p, seed. Call it once the step's decode has finished. A step of at most
- * INLINE_LOGITS logits is sampled before the call returns (the promise is then already resolved).
+ * INLINE_LOGITS logits, or any step when `inline` is true, is sampled before the call returns (the promise is then
+ * already resolved).
  */
 static napi_value sample_step(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
-  const char *usage = "sampleStep: expects a step context, the native context, Int32Array indexes, Float64Array sampling and samplers";
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5) return throw_error(env, usage);
+  size_t argc = 6;
+  napi_value argv[6];
+  const char *usage = "sampleStep: expects a step context, the native context, Int32Array indexes, Float64Array sampling, samplers and optionally whether to sample inline";
+  bool inline_all = false;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5 ||
+      (argc == 6 && napi_get_value_bool(env, argv[5], &inline_all) != napi_ok)) {
+    return throw_error(env, usage);
+  }
   struct step_context *context = NULL;
   napi_typedarray_type index_type, sampling_type;
   size_t count = 0, sampling_count = 0;
@@ -406,7 +413,7 @@ static napi_value sample_step(napi_env env, napi_callback_info info) {
   napi_create_reference(env, argv[4], 1, &batch->samplers_ref);
   napi_value promise, name;
   napi_create_promise(env, &batch->deferred, &promise);
-  if (count * (size_t)context->n_vocab <= INLINE_LOGITS) {
+  if (inline_all || count * (size_t)context->n_vocab <= INLINE_LOGITS) {
     struct slice *whole = &batch->slices[0];
     *whole = (struct slice){batch, 0, (int32_t)count, NULL};
     batch->slices_left = 1;

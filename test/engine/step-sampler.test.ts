@@ -2,8 +2,8 @@
  * One-call sampling of a decode step's sequences (step-sampler.ts, native/step-sampler.c) on the real default model,
  * four sequences in one context: the tokens are those node-llama-cpp's own sampler draws (seeded and greedy), the
  * plain sequences of a step are sampled by one native call, and requests that need node-llama-cpp's sampler (a
- * logit bias, logprobs) keep it beside them. Steps of up to four sequences are sampled inline; eight sequences in
- * another context take the work items.
+ * logit bias, logprobs) keep it beside them. A CPU model samples every step on the calling thread; eight sequences
+ * sampled as off the CPU (small steps inline) take the work items.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama } from "node-llama-cpp";
@@ -89,23 +89,54 @@ describe("the step sampler", () => {
     expect(calls).toBeGreaterThanOrEqual(Math.max(...plainTokens.map((finish) => finish.usage.outputTokens)));
   });
 
-  it("samples a step too large to sample inline in work items, drawing the same tokens", async () => {
-    // Eight sequences of a 49,152-token vocabulary hold more logits than the native module samples inline.
-    const wide = (stepSampler: boolean) => loadLlamaCppModel({
+  it("samples every step of a CPU model on the calling thread, and large steps elsewhere in work items, drawing the same tokens", async () => {
+    // Eight sequences of a 49,152-token vocabulary hold more logits than the native module samples inline by size.
+    const wide = (stepSampler: boolean | "small-steps") => loadLlamaCppModel({
       id: "smollm2-135m", path: realModelPath(), llama, parallel: 8, ctxSize: 256, threads: testThreads(), prefixCache: false, stepSampler,
     });
     const requests = Array.from({ length: 8 }, (_, i) => request(`topic ${i}`, i % 2 ? { temperature: 0 } : { temperature: 0.9, seed: 20 + i }));
-    const [natively, reference] = [await wide(true), await wide(false)];
+    const [onCpu, inWorkItems, reference] = [await wide(true), await wide("small-steps"), await wide(false)];
     try {
-      const drawn = await Promise.all(requests.map((r) => readEvents(natively.complete(r))));
+      const calls = [watchCalls(onCpu), watchCalls(inWorkItems)];
       const expected = await Promise.all(requests.map((r) => readEvents(reference.complete(r))));
-      expect(drawn.map(textOf)).toEqual(expected.map(textOf));
-      // More than five sequences a call on average: some calls were too large to sample inline.
-      const { calls, sequences } = samplerOf(natively)!.stats;
-      expect(sequences / calls).toBeGreaterThan(5);
+      for (const model of [onCpu, inWorkItems]) {
+        const drawn = await Promise.all(requests.map((r) => readEvents(model.complete(r))));
+        expect(drawn.map(textOf)).toEqual(expected.map(textOf));
+      }
+      const [cpuCalls, workItemCalls] = await Promise.all(calls.map((watched) => Promise.all(watched)));
+      // Steps of more than five sequences: the CPU model sampled them before the call returned, the other did not.
+      const large = (made: SampleCall[]) => made.filter((call) => call.sequences > 5);
+      expect(large(cpuCalls!).length).toBeGreaterThan(0);
+      expect(large(cpuCalls!).every((call) => call.sampledInCall)).toBe(true);
+      expect(large(workItemCalls!).length).toBeGreaterThan(0);
+      expect(large(workItemCalls!).some((call) => call.sampledInCall)).toBe(false);
     } finally {
-      await natively.dispose();
+      await onCpu.dispose();
+      await inWorkItems.dispose();
       await reference.dispose();
     }
   });
 });
+
+interface SampleCall { sequences: number; sampledInCall: boolean }
+
+/**
+ * Records each native sampling call of `model`'s step sampler: its sequences, and whether its promise was already
+ * resolved when the call returned (sampled on the calling thread) rather than later (in work items).
+ */
+function watchCalls(model: LlamaCppModel): Array<Promise<SampleCall>> {
+  const calls: Array<Promise<SampleCall>> = [];
+  const sampler = samplerOf(model) as unknown as { native: { sampleStep: (...args: unknown[]) => Promise<Int32Array> } };
+  const native = sampler.native;
+  const sampleStep = native.sampleStep.bind(native);
+  const watched = (...args: unknown[]) => {
+    const sampled = sampleStep(...args);
+    // An already resolved promise settles the race before the marker, which joins it second.
+    const pending = Symbol("pending");
+    const first = Promise.race([sampled, Promise.resolve(pending)]);
+    calls.push(first.then((won) => ({ sequences: (args[2] as Int32Array).length, sampledInCall: won !== pending })));
+    return sampled;
+  };
+  sampler.native = Object.create(native, { sampleStep: { value: watched } });
+  return calls;
+}

@@ -29,7 +29,7 @@ import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost, describeStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
 import { reportModelDistribution } from "./logprobs.js";
-import { StepSampler } from "./step-sampler.js";
+import { StepSampler, type SampleInline } from "./step-sampler.js";
 import { StepPlanner, type StepDevice } from "./step-planner.js";
 import { laneSupports, PrefillLane } from "./prefill-lane.js";
 import { laneFitsAtLoad, openDiskTier, openLaneContext, useCpuThreads, type ModelParts } from "./model-parts.js";
@@ -72,8 +72,8 @@ export interface LlamaCppModelOptions extends KvCacheSettings {
    * true; false: in chunks inside their steps).
    */
   prefillLane?: boolean;
-  /** Sample each step's sequences in one native call where they allow it (default true; false: for comparisons). */
-  stepSampler?: boolean;
+  /** One native call samples a step's sequences (default true; false: for comparisons; "small-steps": large ones in work items, as off the CPU). */
+  stepSampler?: boolean | SampleInline;
   /** On the CPU, decode short steps on the event loop's thread (decode-threads.ts; default true; false: for comparisons). */
   stepsOnLoop?: boolean;
   /** node-llama-cpp batching options for the context (measurements record the dispatched batches through it). */
@@ -191,7 +191,7 @@ export class LlamaCppModel extends LocalModel {
     this.clock = StepClock.attach(context, () => barrier.generating > 0);
     barrier.onIdle = () => this.clock?.idle();
     reportModelDistribution(context, model);
-    const sampler = options.stepSampler === false ? undefined : StepSampler.attach(context, model);
+    const sampler = options.stepSampler === false ? undefined : StepSampler.attach(context, model, parts.device, options.stepSampler);
     this.warmUp = async () => {
       const calibration = await calibrateStepCost(model, sequences[0]!, parts.device, sequences[1]);
       planner.calibrated(calibration.parts, calibration.prefixCopyMs);

@@ -16,7 +16,7 @@ export interface NativeModule {
   decodeNow(handle: object): number;
   stepContext(context: object, model: object, nCtx: number, nSeqMax: number, libllama: string): object | null;
   sequenceSampler(): object;
-  sampleStep(stepContext: object, context: object, batchIndexes: Int32Array, sampling: Float64Array, samplers: object[]): Promise<Int32Array>;
+  sampleStep(stepContext: object, context: object, batchIndexes: Int32Array, sampling: Float64Array, samplers: object[], inline?: boolean): Promise<Int32Array>;
   readonly maxTopK: number;
 }
 

@@ -5,10 +5,14 @@
  * sequence with plain sampling (temperature, top-k, top-p, min-p, seed: no grammar, bias, penalties or logprobs;
  * plain-token-loop.ts) asks for its row once the step's decode is done; node-llama-cpp's batch queue asks for every
  * row of a step in one synchronous pass, so the rows wait only for that pass to end (a microtask, not a turn of the
- * event loop: 0.085 ms a step on a 2-core EPYC) and go to the native module together.
+ * event loop: 0.085 ms a step on a 2-core EPYC) and go to the native module together. A model on the CPU has every
+ * step sampled on the calling thread: handing a large step to libuv's threads made them wait for cores the compute
+ * threads hold (host time a step, in process on 2 cores: 0.68 → 0.62 ms at four streams of Qwen2.5-Coder-0.5B, 0.90 →
+ * 0.76 at eight of SmolLM2; bench/results/2026-11-27-vm-sample-inline.md).
  */
 import type { LlamaContext, LlamaModel } from "node-llama-cpp";
 import { loadedLibraries, loadNativeModule, nativeHandles, type NativeModule } from "./native-module.js";
+import type { StepDevice } from "./step-planner.js";
 
 /** How a sequence samples when the step sampler may take it; temperature <= 0 is greedy. */
 export interface PlainSampling {
@@ -19,6 +23,9 @@ export interface PlainSampling {
   /** llama.cpp's 32-bit seed; undefined: node-llama-cpp's default (the current second). */
   seed?: number;
 }
+
+/** Which steps are sampled on the calling thread: every one, or those small enough (native/step-sampler.c). */
+export type SampleInline = "every-step" | "small-steps";
 
 interface Waiting {
   batchLogitIndex: number;
@@ -42,10 +49,16 @@ export class StepSampler {
     private readonly native: NativeModule,
     private readonly handle: object,
     private readonly nativeContext: object,
+    private readonly inlineAll: boolean,
   ) {}
 
-  /** A sampler for `context`'s steps; undefined where the native module is missing or cannot identify the context. */
-  static attach(context: LlamaContext, model: LlamaModel): StepSampler | undefined {
+  /**
+   * A sampler for `context`'s steps, sampling every step on the calling thread ("every-step", the default on the CPU)
+   * or only small ones, larger steps in libuv's threads ("small-steps", the default elsewhere); undefined where the
+   * native module is missing or cannot identify the context.
+   */
+  static attach(context: LlamaContext, model: LlamaModel, device: StepDevice, choice?: boolean | SampleInline): StepSampler | undefined {
+    const inline = typeof choice === "string" ? choice : device === "cpu" ? "every-step" : "small-steps";
     const native = loadNativeModule();
     const libraries = native && loadedLibraries();
     const handles = libraries && nativeHandles(context, model);
@@ -56,7 +69,7 @@ export class StepSampler {
     } catch {
       return undefined;
     }
-    return handle ? new StepSampler(native, handle, handles.context) : undefined;
+    return handle ? new StepSampler(native, handle, handles.context, inline === "every-step") : undefined;
   }
 
   /** The most top-k candidates the native sampler picks; a larger top-k samples through node-llama-cpp. */
@@ -93,7 +106,7 @@ export class StepSampler {
     this.stats.sequences += batch.length;
     let sampled: Promise<Int32Array>;
     try {
-      sampled = this.native.sampleStep(this.handle, this.nativeContext, indexes, sampling, batch.map((waiting) => waiting.state));
+      sampled = this.native.sampleStep(this.handle, this.nativeContext, indexes, sampling, batch.map((waiting) => waiting.state), this.inlineAll);
     } catch (error) {
       sampled = Promise.reject(error);
     }
