@@ -68,6 +68,20 @@ const countRequest = (topic: string, maxTokens = MAX_TOKENS): CompletionRequest 
  */
 const longCountRequest = (topic: string) => countRequest(`${topic}, ${"and then some more, ".repeat(50)}`, 4);
 
+/**
+ * Runs `request` alone on `target` (after a pause of 1.5 s) and checks the step clock: its steps' compute and the host
+ * work between them are disjoint parts of the request's own time, and the pause before it is neither.
+ */
+async function expectStepTimesWithin(target: LlamaCppModel, request: CompletionRequest): Promise<void> {
+  const before = target.stepStats()!;
+  const started = performance.now();
+  await readEvents(target.complete(request));
+  const requestMs = performance.now() - started;
+  const after = target.stepStats()!;
+  expect(after.steps).toBeGreaterThan(before.steps);
+  expect(after.computeMs - before.computeMs + after.hostMs - before.hostMs).toBeLessThanOrEqual(requestMs);
+}
+
 /** Runs the requests together; returns each one's events and the mean sequences per decode step meanwhile. */
 async function runTogether(topics: string[]): Promise<{ results: GenerationEvent[][]; sequencesPerStep: number }> {
   batches.length = 0;
@@ -122,27 +136,14 @@ describe("decode barrier", () => {
   it("times as host work only the gaps while sequences generate, not an idle spell before a request", async () => {
     await readEvents(model.complete(countRequest("pause", 4)));
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const before = model.stepStats()!;
-    const started = performance.now();
-    await readEvents(model.complete(longCountRequest("after the pause")));
-    const requestMs = performance.now() - started;
-    const after = model.stepStats()!;
-    expect(after.steps).toBeGreaterThan(before.steps);
-    // The steps' compute and the host work between them are disjoint parts of the request's own time; the spell
-    // before it (1.5 s) is neither.
-    expect(after.computeMs - before.computeMs + after.hostMs - before.hostMs).toBeLessThanOrEqual(requestMs);
+    await expectStepTimesWithin(model, longCountRequest("after the pause"));
   });
 
   it("times no host work between a model's warm-up and its first request", async () => {
     const warmed = await loadLlamaCppModel({ id: "smollm2-135m", path: realModelPath(), llama, parallel: 1, ctxSize: 512, threads: testThreads(), prefixCache: false, warmUp: true });
     try {
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      const before = warmed.stepStats()!;
-      const started = performance.now();
-      await readEvents(warmed.complete(longCountRequest("after the warm-up")));
-      const requestMs = performance.now() - started;
-      const after = warmed.stepStats()!;
-      expect(after.computeMs - before.computeMs + after.hostMs - before.hostMs).toBeLessThanOrEqual(requestMs);
+      await expectStepTimesWithin(warmed, longCountRequest("after the warm-up"));
     } finally {
       await warmed.dispose();
     }
