@@ -3,7 +3,7 @@
  * attaches to a two-thread context and decodes exactly what one thread decodes; steps on fewer threads switch to a
  * smaller pool and leave the larger one's workers asleep; the native module refuses a context whose layout it cannot
  * confirm; steps decoded on the event loop's thread give what node-llama-cpp's work item gives and leave the loop a
- * turn between a lone stream's tokens; and the fallback
+ * turn between a stream's tokens, also when every sequence of the context generates; and the fallback
  * policy runs small steps on one thread and prompts on all.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -154,31 +154,51 @@ describe("steps on the event loop's thread", () => {
   it("let the event loop turn between a lone stream's tokens, so sockets and timers are served", async () => {
     const model = await load(true);
     try {
-      const steps = stepsOf(model)!;
-      steps.onLoop = () => true;
-      let tokens = 0;
-      // Tokens generated between asking for a turn of the event loop and getting it, asked again at every turn.
-      const waits: number[] = [];
-      let stopped = false;
-      const askForTurns = () => {
-        const asked = tokens;
-        setImmediate(() => {
-          waits.push(tokens - asked);
-          if (!stopped) askForTurns();
-        });
-      };
-      askForTurns();
-      for await (const event of model.complete({ ...request, maxTokens: 64 })) if (event.type === "text-delta") tokens++;
-      stopped = true;
-      expect(steps.loopSteps).toBeGreaterThanOrEqual(32);
-      expect(tokens).toBeGreaterThan(32);
-      // The loop turned at least once every few tokens, never held for the whole generation.
-      expect(waits.length).toBeGreaterThan(tokens / 4);
-      expect(Math.max(...waits)).toBeLessThanOrEqual(3);
+      await expectTurnsBetweenTokens(model, [{ ...request, maxTokens: 64 }]);
     } finally {
       await model.dispose();
     }
   });
+
+  // node-llama-cpp dispatches a step at once, in a microtask, when every sequence of the context has a token queued.
+  it("let the event loop turn between tokens when every sequence of the context generates: one of one, three of three", async () => {
+    const single = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 1, ctxSize: 512, threads: 2, prefixCache: false });
+    const full = await load(true);
+    try {
+      await expectTurnsBetweenTokens(single, [{ ...request, maxTokens: 64 }]);
+      await expectTurnsBetweenTokens(full, requests.map((r) => ({ ...r, maxTokens: 64 })));
+    } finally {
+      await single.dispose();
+      await full.dispose();
+    }
+  });
+
+  /** Runs `batch` at once with every step on the loop's thread, asking for a turn of the loop again at every turn. */
+  async function expectTurnsBetweenTokens(model: LlamaCppModel, batch: CompletionRequest[]): Promise<void> {
+    const steps = stepsOf(model)!;
+    steps.onLoop = () => true;
+    let tokens = 0;
+    // Tokens generated between asking for a turn of the event loop and getting it.
+    const waits: number[] = [];
+    let stopped = false;
+    const askForTurns = () => {
+      const asked = tokens;
+      setImmediate(() => {
+        waits.push(tokens - asked);
+        if (!stopped) askForTurns();
+      });
+    };
+    askForTurns();
+    await Promise.all(batch.map(async (r) => {
+      for await (const event of model.complete(r)) if (event.type === "text-delta") tokens++;
+    }));
+    stopped = true;
+    expect(steps.loopSteps).toBeGreaterThanOrEqual(32);
+    expect(tokens).toBeGreaterThan(32 * batch.length);
+    // The loop turned at least once every few steps, never held for the whole generation.
+    expect(waits.length).toBeGreaterThan(tokens / batch.length / 4);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(3 * batch.length);
+  }
 
   it("are the step planner's choice by default", async () => {
     const model = await load(true);

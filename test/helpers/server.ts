@@ -22,6 +22,8 @@ export interface TestServerOptions extends ServerOptions {
   parallel?: number;
   queue?: number;
   ctxSize?: number;
+  /** CPU threads (default: the tests' setting, one unless KILN_TEST_THREADS says otherwise). */
+  threads?: number;
   /** Other names the test model answers to (e.g. an `Org/Name` alias). */
   aliases?: string[];
   /** Where the model runs: a registered backend name (default llama-cpp). */
@@ -35,9 +37,9 @@ export interface TestServerOptions extends ServerOptions {
 
 /** Loads the real model and listens on a free loopback port. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const { parallel = 2, queue, ctxSize = 2048, aliases, backend, model, wrapEngine, ...serverOptions } = options;
+  const { parallel = 2, queue, ctxSize = 2048, threads = testThreads(), aliases, backend, model, wrapEngine, ...serverOptions } = options;
   const { id, path, reasoning, draft } = model ?? { id: TEST_MODEL, path: realModelPath() };
-  const engine = await createEngine({ models: [{ id, path, aliases, backend, reasoning, draft }], parallel, queue, ctxSize, threads: testThreads() });
+  const engine = await createEngine({ models: [{ id, path, aliases, backend, reasoning, draft }], parallel, queue, ctxSize, threads });
   const server = await createServer(wrapEngine?.(engine) ?? engine, serverOptions).listen({ host: "127.0.0.1", port: 0 });
   return {
     url: server.url,

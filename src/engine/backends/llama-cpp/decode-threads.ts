@@ -69,6 +69,21 @@ export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsP
   if (typeof initBatch !== "function" || typeof decodeBatch !== "function" || typeof setThreads !== "function") return undefined;
   const steps = new DecodeSteps();
   let stepTokens = 0;
+  // Whether the event loop has turned since the last step decoded on its thread (see decodeOnLoop).
+  let turned = true;
+  const decodeOnLoop = (decodeNow: () => number): Promise<void> => {
+    const decode = () => {
+      turned = false;
+      setImmediate(() => { turned = true; });
+      return settle(decodeNow());
+    };
+    // node-llama-cpp dispatches a context's batch at once, in the microtask that queues it, when every sequence of
+    // the context has a token queued. In a one-sequence context (`--parallel 1`, `kiln chat`) steps decoded here then
+    // followed one another in one chain of microtasks: the loop never turned, so no socket was written (a stream's
+    // tokens all arrived at its end), no timer ran and no request was read. Such a step waits for a turn of the loop
+    // first; one dispatched from a turn (node-llama-cpp's usual schedule) runs at once.
+    return turned ? decode() : new Promise<void>((resolve) => setImmediate(resolve)).then(decode);
+  };
   shadowMethod(native, "initBatch", (size: number) => {
     stepTokens = size;
     initBatch.call(native, size);
@@ -80,7 +95,7 @@ export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsP
     setThreads.call(native, threads);
     if (!policy.decodeNow || !steps.onLoop(stepTokens)) return decodeBatch.call(native);
     steps.loopSteps++;
-    return settle(policy.decodeNow());
+    return decodeOnLoop(policy.decodeNow);
   });
   return steps;
 }
