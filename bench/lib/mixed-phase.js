@@ -8,6 +8,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { perStep, readStepTotals } from "./step-figures.js";
 
 const LOAD_CLIENT = fileURLToPath(new URL("./stream-load.mjs", import.meta.url));
 
@@ -26,7 +27,8 @@ export async function runMixedPhase({ sides, levels, seconds, rounds, scratchDir
         // A short unmeasured load first: every side starts warm (threads, caches, the first allocations).
         await runLoad(server, `${label} (warm-up)`, scratchDir, { levels: "2", seconds: 3 });
         const rows = await runLoad(server, label, scratchDir, { levels, seconds });
-        const steps = label.startsWith("kiln") ? await stepFigures(server) : undefined;
+        const totals = label.startsWith("kiln") ? await readStepTotals(server) : undefined;
+        const steps = totals && perStep(totals);
         for (const row of rows) log(`${label} ${row.clients} clients: ${row.outputTokPerS} tok/s, TTFT p50 ${row.ttftP50ms} ms, ITL p50 ${row.itlP50ms} ms`);
         runs.push({ round: round + 1, side: label, cpuVariant: server.cpuVariant, rows, steps });
       } finally {
@@ -53,20 +55,6 @@ function runLoad(server, tag, scratchDir, { levels, seconds }) {
       resolve(rows);
     });
   });
-}
-
-/** Kiln's decode steps from /metrics: host and compute milliseconds per step over the run. */
-async function stepFigures(server) {
-  const text = await (await fetch(`${server.baseUrl}/metrics`)).text().catch(() => "");
-  const value = (pattern) => Number(new RegExp(`^${pattern} ([\\d.e+-]+)$`, "m").exec(text)?.[1] ?? Number.NaN);
-  const steps = value('kiln_decode_steps_total\\{model="[^"]*"\\}');
-  if (!(steps > 0)) return undefined; // a kiln without the step clock
-  return {
-    steps,
-    tokensPerStep: value('kiln_decode_step_tokens_total\\{model="[^"]*"\\}') / steps,
-    computeMsPerStep: (1000 * value('kiln_decode_step_seconds_total\\{model="[^"]*",part="compute"\\}')) / steps,
-    hostMsPerStep: (1000 * value('kiln_decode_step_seconds_total\\{model="[^"]*",part="host"\\}')) / steps,
-  };
 }
 
 /** One table per round: each level (in the order run) on every side, and each kiln side ÷ llama-server. */
