@@ -36,6 +36,7 @@ import { laneFitsAtLoad, openDiskTier, openLaneContext, useCpuThreads, type Mode
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { StepInterrupter } from "./step-interrupter.js";
 import { SlotPool } from "./slot-pool.js";
+import { useCellCopies } from "./copy-prefix.js";
 
 /** How to load and serve one model (with its KV cache's types and flash attention, kv-cache-types.ts). */
 export interface LlamaCppModelOptions extends KvCacheSettings {
@@ -123,10 +124,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const cacheOptions = kvCacheContextOptions(options);
   let context: LlamaContext;
   const measured = options.batching?.itemPrioritizationStrategy;
-  const batching: BatchingOptions = {
-    ...options.batching,
-    itemPrioritizationStrategy: sequenceOrdered(() => context, typeof measured === "function" ? measured : undefined),
-  };
+  const batching: BatchingOptions = { ...options.batching, itemPrioritizationStrategy: sequenceOrdered(() => context, typeof measured === "function" ? measured : undefined) };
   try {
     context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching, ...cacheOptions });
   } catch (error) {
@@ -151,7 +149,8 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   info.details = { ...info.details, ...cpuDetails, ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model), promptThread);
-  return new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft });
+  return new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft,
+    cellCopies: cores !== undefined && useCellCopies(context, model) });
 }
 
 export class LlamaCppModel extends LocalModel {
@@ -182,10 +181,11 @@ export class LlamaCppModel extends LocalModel {
       disk: parts.disk,
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
-      copyPays: (tokens) => planner.prefixCopyPays(tokens),
+      copyWay: (tokens, held) => planner.prefixCopy(tokens, held),
     });
     const alone = () => !parts.modelCores.shared() && !parts.lane?.active;
-    const planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating, alone });
+    const planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating, alone,
+      cellsPerSequence: parts.cellCopies ? ctxSize : undefined });
     const barrier = new DecodeBarrier((ms) => planner.stepStarted(ms));
     this.planner = planner;
     this.clock = StepClock.attach(context, () => barrier.generating > 0);

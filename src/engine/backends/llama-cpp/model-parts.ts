@@ -30,6 +30,8 @@ export interface ModelParts {
   /** Its part of the process's cores, which it leaves at its unload. */
   modelCores: ModelCores;
   draft?: DraftModel;
+  /** A prefix can be copied between its sequences by their cells (copy-prefix.ts): a model on the CPU. */
+  cellCopies?: boolean;
 }
 
 /**

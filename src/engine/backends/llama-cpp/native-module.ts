@@ -1,8 +1,9 @@
 /**
  * kiln's native module (native/*.c, built into build/ by `npm run build`; the relative path is the same from src/
- * and dist/): a persistent thread pool for llama.cpp contexts and decoding on the calling thread (thread-pool.ts), and
- * one-call sampling of a decode step's sequences (step-sampler.ts). Both reach node-llama-cpp's native objects behind its public classes; where the
- * module is missing or cannot identify a context safely, node-llama-cpp's own behaviour stays.
+ * and dist/): a persistent thread pool for llama.cpp contexts and decoding on the calling thread (thread-pool.ts),
+ * one-call sampling of a decode step's sequences (step-sampler.ts), and copying a sequence's cache by its cells
+ * (copy-prefix.ts). Each reaches node-llama-cpp's native objects behind its public classes; where the module is
+ * missing or cannot identify a context safely, node-llama-cpp's own behaviour stays.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -18,6 +19,8 @@ export interface NativeModule {
   sequenceSampler(): object;
   sampleStep(stepContext: object, context: object, batchIndexes: Int32Array, sampling: Float64Array, samplers: object[], inline?: boolean): Promise<Int32Array>;
   readonly maxTopK: number;
+  cellCopier(context: object, model: object, nCtx: number, nSeqMax: number, libllama: string): object | null;
+  copyCells(copier: object, target: number, source: number): number;
 }
 
 let loaded: NativeModule | null | undefined;

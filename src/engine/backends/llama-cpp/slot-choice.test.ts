@@ -6,8 +6,8 @@ function views(...slots: Array<Partial<SlotView<number>> & { held: number }>): S
   return slots.map((slot, index) => ({ slot: index, busy: false, generating: false, common: 0, continues: false, lastUsed: index, ...slot }));
 }
 
-const copyFrom = (least: number) => (tokens: number) => tokens >= least;
-const never = () => false;
+const copyFrom = (least: number) => (tokens: number) => (tokens >= least ? "stream" as const : undefined);
+const never = () => undefined;
 
 describe("chooseSlot", () => {
   it("resumes a conversation in its own slot, with no copy, when it would lose nothing worth a copy", () => {
@@ -23,7 +23,7 @@ describe("chooseSlot", () => {
   it("copies another conversation's shared prefix into the slot that loses least, keeping that conversation", () => {
     // Slot 1 shares a 448-token system prompt and then holds 3,500 tokens of its own conversation.
     const slots = views({ held: 0 }, { held: 3948, common: 448 });
-    expect(chooseSlot(slots, 460, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 448 } });
+    expect(chooseSlot(slots, 460, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 448, way: "stream" } });
     // Without copies (a GPU, where its tail costs little to evaluate again) the conversation's slot is taken.
     expect(chooseSlot(slots, 460, never)).toEqual({ slot: 1 });
     expect(chooseSlot(slots, 460)).toEqual({ slot: 1 });
@@ -32,22 +32,31 @@ describe("chooseSlot", () => {
   it("copies a chat template's opening from the previous request's slot when a copy of that few tokens pays", () => {
     // One client's unique prompts: each shares 25 tokens with the one before (slot 2), below the reuse threshold.
     const slots = views({ held: 0 }, { held: 0 }, { held: 358, common: 25, lastUsed: 9 });
-    expect(chooseSlot(slots, 230, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 2, shared: 25 } });
+    expect(chooseSlot(slots, 230, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 2, shared: 25, way: "stream" } });
     expect(chooseSlot(slots, 230, copyFrom(64))).toEqual({ slot: 0 });
   });
 
   it("copies from a generating sequence, never from one still loading or evaluating its prompt", () => {
     const generating = views({ held: 0 }, { held: 600, common: 448, busy: true, generating: true });
-    expect(chooseSlot(generating, 460, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 448 } });
+    expect(chooseSlot(generating, 460, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 448, way: "stream" } });
     const evaluating = views({ held: 0 }, { held: 600, common: 448, busy: true, generating: false });
     expect(chooseSlot(evaluating, 460, copyFrom(16))).toEqual({ slot: 0 });
   });
 
   it("leaves the prompt's last two tokens out of a copy, and copies nothing when that leaves too little", () => {
     const slots = views({ held: 0 }, { held: 200, common: 100, busy: true, generating: true });
-    expect(chooseSlot(slots, 101, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 99 } });
-    expect(chooseSlot(views({ held: 0 }, { held: 40, common: 20, busy: true, generating: true }), 21, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 19 } });
+    expect(chooseSlot(slots, 101, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 99, way: "stream" } });
+    expect(chooseSlot(views({ held: 0 }, { held: 40, common: 20, busy: true, generating: true }), 21, copyFrom(16))).toEqual({ slot: 0, donor: { slot: 1, shared: 19, way: "stream" } });
     expect(chooseSlot(views({ held: 0 }, { held: 40, common: 20, busy: true, generating: true }), 17, copyFrom(16))).toEqual({ slot: 0 });
+  });
+
+  it("asks how to copy with the tokens the donor holds, and copies that way", () => {
+    // By cells while the donor holds little, by stream when it holds nearly its whole stream (as the planner weighs it).
+    const byHeld = (tokens: number, held: number) => (held <= 1000 ? "cells" as const : "stream" as const);
+    const small = views({ held: 0 }, { held: 600, common: 448, busy: true, generating: true });
+    expect(chooseSlot(small, 460, byHeld)).toEqual({ slot: 0, donor: { slot: 1, shared: 448, way: "cells" } });
+    const large = views({ held: 0 }, { held: 3948, common: 448 });
+    expect(chooseSlot(large, 460, byHeld)).toEqual({ slot: 0, donor: { slot: 1, shared: 448, way: "stream" } });
   });
 
   it("waits when every slot is busy", () => {

@@ -6,7 +6,8 @@
  * least, except that losses within a factor of two of each other weigh the same and then a sequence next to busy ones
  * goes first (llama.cpp decodes consecutive sequence ids in one pass over the weights: batch-order.ts).
  *
- * The copy (copy-prefix.ts), when the step planner says it costs less than evaluating the tokens it spares:
+ * The copy (copy-prefix.ts), when the step planner says it costs less than evaluating the tokens it spares (and which
+ * way it goes):
  * - another sequence, free or generating, holds more of the prompt than the chosen slot (a new conversation with the
  *   same system prompt, or the chat template's opening of the previous request): its prefix is copied in;
  * - the chosen slot holds the prompt's prefix and then another conversation's tail, which taking it would erase: the
@@ -14,6 +15,8 @@
  *   A prompt that extends the whole prompt of the slot's last request is that conversation's next turn, and the
  *   tail only its previous reply (tokenized differently, or cut short): it stays in place.
  */
+import type { PrefixCopyWay } from "./copy-prefix.js";
+
 /** Shared prefix tokens that make a cached sequence worth choosing; below it, the slot that loses least is taken. */
 export const MIN_REUSE = 64;
 
@@ -37,11 +40,21 @@ export interface SlotView<S> {
   lastUsed: number;
 }
 
-/** The slot a prompt takes, and the sequence whose first `shared` tokens are copied into it first. */
+/** The sequence whose first `shared` tokens are copied into a prompt's slot before the prompt, and how. */
+export interface Donor<S> {
+  slot: S;
+  shared: number;
+  way: PrefixCopyWay;
+}
+
+/** The slot a prompt takes, and its donor when it has one. */
 export interface SlotChoice<S> {
   slot: S;
-  donor?: { slot: S; shared: number };
+  donor?: Donor<S>;
 }
+
+/** The way to copy `tokens` tokens from a sequence holding `held`, when copying them beats evaluating them. */
+export type CopyWay = (tokens: number, held: number) => PrefixCopyWay | undefined;
 
 /** A free slot as the ranking weighs it: tokens it shares, cached tokens it would erase, busy slots beside it. */
 interface Candidate<S> {
@@ -52,21 +65,22 @@ interface Candidate<S> {
 }
 
 /**
- * The best free slot for a prompt of `promptTokens` tokens, with a donor when a copy pays (`copyPays` absent: never).
+ * The best free slot for a prompt of `promptTokens` tokens, with a donor when a copy pays (`copyWay` absent: never).
  * undefined: every slot is busy.
  */
-export function chooseSlot<S>(views: SlotView<S>[], promptTokens: number, copyPays?: (tokens: number) => boolean): SlotChoice<S> | undefined {
+export function chooseSlot<S>(views: SlotView<S>[], promptTokens: number, copyWay?: CopyWay): SlotChoice<S> | undefined {
   const best = rankFree(views, (view) => view.common);
-  if (!best || !copyPays) return best && { slot: best.view.slot };
+  if (!best || !copyWay) return best && { slot: best.view.slot };
   // A copy leaves two tokens to evaluate: the step that performs it evaluates the next one, and the last gives logits.
   const copyable = (tokens: number) => Math.min(tokens, promptTokens - 2);
   const chosen = best.view;
   const tail = chosen.held - chosen.common;
-  if (chosen.common > 0 && tail > 0 && !chosen.continues && copyPays(tail)) {
+  if (chosen.common > 0 && tail > 0 && !chosen.continues && copyWay(tail, chosen.held)) {
     const other = rankFree(views.filter((view) => view !== chosen), () => 0);
     if (other && other.lost < tail) {
       const shared = copyable(chosen.common);
-      return { slot: other.view.slot, ...(copyPays(shared - other.view.common) ? { donor: { slot: chosen.slot, shared } } : {}) };
+      const way = copyWay(shared - other.view.common, chosen.held);
+      return { slot: other.view.slot, ...(way ? { donor: { slot: chosen.slot, shared, way } } : {}) };
     }
   }
   let donor: SlotView<S> | undefined;
@@ -74,7 +88,8 @@ export function chooseSlot<S>(views: SlotView<S>[], promptTokens: number, copyPa
     if (view !== chosen && (!view.busy || view.generating) && view.common > (donor?.common ?? chosen.common)) donor = view;
   }
   const shared = donor ? copyable(donor.common) : 0;
-  return donor && shared > chosen.common && copyPays(shared - chosen.common) ? { slot: chosen.slot, donor: { slot: donor.slot, shared } } : { slot: chosen.slot };
+  const way = donor && shared > chosen.common ? copyWay(shared - chosen.common, donor.held) : undefined;
+  return donor && way ? { slot: chosen.slot, donor: { slot: donor.slot, shared, way } } : { slot: chosen.slot };
 }
 
 /** The free slot ranked first, each sharing `sharedOf(view)` tokens in place. */

@@ -13,7 +13,7 @@ import type { CacheTier } from "../../events.js";
 import type { PrefixDivergence } from "../../engine-options.js";
 import { commonPrefix, type PrefixDiskCache } from "./prefix-disk-cache.js";
 import { copyPrefix } from "./copy-prefix.js";
-import { chooseSlot, MIN_REUSE, type SlotChoice } from "./slot-choice.js";
+import { chooseSlot, MIN_REUSE, type CopyWay, type Donor, type SlotChoice } from "./slot-choice.js";
 
 export interface SlotPoolOptions {
   /** false: every request starts from an empty sequence (for measuring what the cache saves). */
@@ -24,8 +24,8 @@ export interface SlotPoolOptions {
   detokenize(tokens: Token[]): string;
   /** Called when a prompt does not fully extend the chosen sequence's cached tokens. */
   onDivergence?(info: PrefixDivergence): void;
-  /** Whether copying this many cached tokens from another sequence beats evaluating them; absent: never copies. */
-  copyPays?(tokens: number): boolean;
+  /** Whether (and how) copying cached tokens from another sequence beats evaluating them; absent: never copies. */
+  copyWay?: CopyWay;
 }
 
 /** A sequence on loan, already trimmed: evaluate `prompt.slice(reusedTokens)` on it next. */
@@ -111,7 +111,7 @@ export class SlotPool {
       const held = cache ? slot.sequence.nextTokenIndex : 0;
       return { slot, busy: slot.busy, generating: slot.busy && generating(slot), common, held, continues: slot.promptEnd > 0 && common >= slot.promptEnd, lastUsed: slot.lastUsed };
     });
-    const choice = chooseSlot(views, prompt.length, cache ? this.options.copyPays : undefined);
+    const choice = chooseSlot(views, prompt.length, cache ? this.options.copyWay : undefined);
     // A client retrying after its own disconnect finds its abandoned prefill, and an agent's next turn finds its
     // conversation while it is being saved (right after the previous turn): wait for it rather than start over.
     const within = choice ? Math.max(choice.donor?.shared ?? 0, views.find((view) => view.slot === choice.slot)!.common) : 0;
@@ -125,7 +125,7 @@ export class SlotPool {
     return held >= MIN_REUSE ? held : 0;
   }
 
-  private async prepare(slot: Slot, prompt: Token[], donor?: { slot: Slot; shared: number }): Promise<{ reusedTokens: number; cacheTier?: CacheTier }> {
+  private async prepare(slot: Slot, prompt: Token[], donor?: Donor<Slot>): Promise<{ reusedTokens: number; cacheTier?: CacheTier }> {
     if (!this.options.prefixCache) {
       await slot.sequence.clearHistory();
       return { reusedTokens: 0 };
@@ -145,17 +145,17 @@ export class SlotPool {
   }
 
   /**
-   * Copies the donor's prefix into the slot (saving what the slot held first, as an erase does) and evaluates the
-   * prompt's next token there at once, which performs the copy. The donor stays busy meanwhile, so no request loads
-   * another state into it before its cache was copied.
+   * Copies the donor's prefix into the slot (saving what the slot held first, as an erase does); a copy of the stream
+   * also evaluates the prompt's next token there at once, which performs it. The donor stays busy meanwhile, so no
+   * request loads another state into it before its cache was copied.
    */
-  private async copyFrom(donor: { slot: Slot; shared: number }, slot: Slot, prompt: Token[]): Promise<void> {
+  private async copyFrom(donor: Donor<Slot>, slot: Slot, prompt: Token[]): Promise<void> {
     const lender = donor.slot;
     lender.busy = true;
     lender.lending++;
     try {
       await this.erase(slot, 0);
-      if (await copyPrefix(slot.sequence, lender.sequence, donor.shared)) {
+      if (await copyPrefix(slot.sequence, lender.sequence, donor.shared, donor.way) === "stream") {
         await slot.sequence.evaluateWithoutGeneratingNewTokens([prompt[donor.shared]!]);
       }
     } finally {

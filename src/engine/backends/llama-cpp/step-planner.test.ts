@@ -186,22 +186,38 @@ describe("StepPlanner", () => {
     // 2 CPU cores, the default model: 0.9 ms a step and 2.7 ms a prompt token, a copy of its 1k-token stream 4 ms.
     const cpuPlanner = new StepPlanner({ device: "cpu", generating: () => 0 });
     cpuPlanner.calibrated({ fixed: 0.9, perToken: 2.7, perTokenPerKDepth: 0.2 }, 4);
-    expect(cpuPlanner.prefixCopyPays(25)).toBe(true);
-    expect(cpuPlanner.prefixCopyPays(1)).toBe(false);
+    expect(cpuPlanner.prefixCopy(25, 358)).toBe("stream");
+    expect(cpuPlanner.prefixCopy(1, 358)).toBeUndefined();
     // A GPU: a step costs 5 ms however many tokens it holds; a chat template's opening is not worth a copy, a coding
     // agent's system prompt is.
     const gpuPlanner = new StepPlanner({ device: "gpu", generating: () => 0 });
     gpuPlanner.calibrated({ fixed: 5, perToken: 0.02, perTokenPerKDepth: 0.002 }, 1);
-    expect(gpuPlanner.prefixCopyPays(25)).toBe(false);
-    expect(gpuPlanner.prefixCopyPays(10_000)).toBe(true);
+    expect(gpuPlanner.prefixCopy(25, 358)).toBeUndefined();
+    expect(gpuPlanner.prefixCopy(10_000, 12_000)).toBe("stream");
     // Copying a long context per sequence costs more than a short prefix saves, even on a CPU.
     const bigStreams = new StepPlanner({ device: "cpu", generating: () => 0 });
     bigStreams.calibrated({ fixed: 5, perToken: 10, perTokenPerKDepth: 0.5 }, 250);
-    expect(bigStreams.prefixCopyPays(20)).toBe(false);
-    expect(bigStreams.prefixCopyPays(30)).toBe(true);
+    expect(bigStreams.prefixCopy(20, 300)).toBeUndefined();
+    expect(bigStreams.prefixCopy(30, 300)).toBe("stream");
     // Before a measurement: from 64 tokens.
     const unmeasured = new StepPlanner({ device: "cpu", generating: () => 0 });
-    expect(unmeasured.prefixCopyPays(63)).toBe(false);
-    expect(unmeasured.prefixCopyPays(64)).toBe(true);
+    expect(unmeasured.prefixCopy(63, 100)).toBeUndefined();
+    expect(unmeasured.prefixCopy(64, 100)).toBe("stream");
+  });
+
+  it("copies by cells what the donor holds when that moves less than its stream, and then from fewer tokens", () => {
+    // The default model's 8,192-cell sequences on 2 CPU cores: a stream copy took 20 ms, a prompt token 2.7 ms.
+    const planner = new StepPlanner({ device: "cpu", generating: () => 0, cellsPerSequence: 8192 });
+    planner.calibrated({ fixed: 0.9, perToken: 2.7, perTokenPerKDepth: 0.2 }, 20);
+    // A chat template's opening held by a short conversation: its 110 cells move twice, ~0.5 ms.
+    expect(planner.prefixCopy(17, 110)).toBe("cells");
+    expect(planner.prefixCopy(2, 110)).toBe("cells");
+    // By stream the same copy costs 20 ms and a step: worth it for 17 tokens, not for 2.
+    const streamsOnly = new StepPlanner({ device: "cpu", generating: () => 0 });
+    streamsOnly.calibrated({ fixed: 0.9, perToken: 2.7, perTokenPerKDepth: 0.2 }, 20);
+    expect(streamsOnly.prefixCopy(17, 110)).toBe("stream");
+    expect(streamsOnly.prefixCopy(2, 110)).toBeUndefined();
+    // A donor holding most of its sequence moves more by cells (out and in) than its stream once.
+    expect(planner.prefixCopy(17, 8000)).toBe("stream");
   });
 });

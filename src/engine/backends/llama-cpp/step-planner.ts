@@ -28,6 +28,7 @@
  * loads arrived.
  */
 import { StepCostModel, type StepCostParts } from "./step-cost.js";
+import type { PrefixCopyWay } from "./copy-prefix.js";
 
 /**
  * Prompts (uncached parts) of at most this many tokens are evaluated whole, outside the budget: chunking them would
@@ -87,6 +88,8 @@ export interface StepPlannerOptions {
    * the event loop's thread would hold up; absent: nothing else ever does.
    */
   alone?: () => boolean;
+  /** The cells each sequence has, where a prefix can be copied by its cells (copy-prefix.ts); absent: streams only. */
+  cellsPerSequence?: number;
 }
 
 export class StepPlanner {
@@ -184,17 +187,23 @@ export class StepPlanner {
   }
 
   /**
-   * Whether a prompt copies `tokens` cached tokens of another sequence into its slot rather than evaluating them
-   * (slot-pool.ts). llama.cpp copies a sequence's whole KV stream, so the copy costs what the context holds per
-   * sequence, whatever the tokens, plus a step of its own (the copy happens at a decode); it pays when evaluating the
-   * tokens costs more. On 2 CPU cores a chat template's opening of 25 tokens of the default model is worth its copy;
-   * on a GPU, where those tokens cost almost nothing, only a long shared prefix (a coding agent's system prompt) is.
+   * Whether a prompt copies `tokens` cached tokens of another sequence, which holds `held` tokens, into its slot
+   * rather than evaluating them (slot-pool.ts), and which way (copy-prefix.ts); undefined: evaluate them. llama.cpp
+   * copies a sequence's whole KV stream, so that copy costs what the context holds per sequence, whatever the tokens,
+   * plus a step of its own (the copy happens at a decode). A copy by cells moves the source's cells twice (out and
+   * in), so it costs that share of the stream's copy, and no step. On 2 CPU cores a chat template's opening of 25
+   * tokens of the default model is worth a copy either way; on a GPU, where those tokens cost almost nothing and
+   * only streams are copied, only a long shared prefix (a coding agent's system prompt) is.
    */
-  prefixCopyPays(tokens: number): boolean {
-    if (this.prefixCopyMs === undefined) return tokens >= UNMEASURED_COPY_TOKENS;
+  prefixCopy(tokens: number, held: number): PrefixCopyWay | undefined {
+    const cellsPerSequence = this.options.cellsPerSequence;
+    if (this.prefixCopyMs === undefined) return tokens >= UNMEASURED_COPY_TOKENS ? (cellsPerSequence ? "cells" : "stream") : undefined;
     const { fixed } = this.cost.parts;
     const evaluating = this.cost.ms({ tokens, kiloDepthTokens: (tokens * tokens) / 2000 }) - fixed;
-    return evaluating > this.prefixCopyMs + fixed;
+    const byStream = this.prefixCopyMs + fixed;
+    const byCells = cellsPerSequence ? (this.prefixCopyMs * 2 * held) / cellsPerSequence : Number.POSITIVE_INFINITY;
+    if (evaluating <= Math.min(byStream, byCells)) return undefined;
+    return byCells < byStream ? "cells" : "stream";
   }
 
   /** Replaces the starting guess with a measurement (see calibrateStepCost), and the copy's cost when it was measured. */
