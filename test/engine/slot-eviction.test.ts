@@ -60,3 +60,42 @@ it("gives concurrent requests adjacent slots when the caches they would erase ar
     await llama.dispose();
   }
 });
+
+it("moves a free slot's long cache aside so that a new request joins the busy slots' pass, and both caches stay", async () => {
+  const llama = await openLlama(false);
+  const model = await loadLlamaCppModel({ id: "smollm2-135m", path: realModelPath(), llama, parallel: 4, ctxSize: 1024, threads: testThreads() });
+  try {
+    const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
+    const batches: number[][] = [];
+    const { initBatch, addToBatch } = native;
+    Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => { batches.push([]); return initBatch?.apply(native, args); } });
+    Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => { batches.at(-1)?.push(Number(args[0])); return addToBatch?.apply(native, args); } });
+    const complete = (prompt: string, maxTokens: number) => readEvents(model.complete({ model: "smollm2-135m", prompt, maxTokens, sampling: { temperature: 0 } }));
+    // Slots 0–3 in turn: long documents in 0 and 2, short notes in 1 and 3.
+    const longText = (topic: string) => Array.from({ length: 50 }, (_, i) => `${topic} ${i}: keep the kiln at ${900 + i} degrees.`).join(" ");
+    const documents = [longText("Rule"), longText("Law")];
+    const first = [];
+    for (const [i, prompt] of [documents[0]!, "Note one: kiln.", documents[1]!, "Note two: kiln."].entries()) {
+      const start = startOf(await complete(prompt, 1));
+      if (i % 2 === 0) first.push(start);
+    }
+    expect(first[0]!.inputTokens).toBeGreaterThan(500);
+    batches.length = 0;
+    // A stream takes a short note's slot (1, the older); the next request would take the other (3), apart from it,
+    // unless a document's slot beside the stream is freed by moving its cache into 3.
+    const stream = complete("Counting birds: 1, 2, 3,", 48);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    while (!batches.some((ids) => ids.length === 1)) await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.all([stream, complete("Counting boats: 1, 2, 3,", 24)]);
+    const shared = batches.filter((ids) => ids.length === 2);
+    expect(shared.length).toBeGreaterThan(8);
+    for (const [a = 0, b = 0] of shared) expect(b - a).toBe(1);
+    // Both documents are still cached whole.
+    for (const [i, document] of documents.entries()) {
+      expect(startOf(await complete(document, 1)).cachedInputTokens).toBe(first[i]!.inputTokens - 1);
+    }
+  } finally {
+    await model.dispose();
+    await llama.dispose();
+  }
+});

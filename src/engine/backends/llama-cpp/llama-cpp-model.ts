@@ -176,16 +176,16 @@ export class LlamaCppModel extends LocalModel {
     super();
     this.parallel = options.parallel;
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
+    const alone = () => !parts.modelCores.shared() && !parts.lane?.active;
+    const planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating, alone,
+      cellsPerSequence: parts.cellCopies ? ctxSize : undefined });
     const pool = this.pool = new SlotPool(sequences, {
       prefixCache: options.prefixCache ?? true,
       disk: parts.disk,
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
-      copyWay: (tokens, held) => planner.prefixCopy(tokens, held),
+      copies: planner,
     });
-    const alone = () => !parts.modelCores.shared() && !parts.lane?.active;
-    const planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating, alone,
-      cellsPerSequence: parts.cellCopies ? ctxSize : undefined });
     const barrier = new DecodeBarrier((ms) => planner.stepStarted(ms));
     this.planner = planner;
     this.clock = StepClock.attach(context, () => barrier.generating > 0);

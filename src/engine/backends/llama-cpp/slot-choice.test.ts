@@ -1,13 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { chooseSlot, type SlotView } from "./slot-choice.js";
+import { chooseSlot, type CopyCosts, type SlotView } from "./slot-choice.js";
 
 /** Slots named by index; each holds `held` tokens of which `common` are the prompt's start. */
 function views(...slots: Array<Partial<SlotView<number>> & { held: number }>): SlotView<number>[] {
-  return slots.map((slot, index) => ({ slot: index, busy: false, generating: false, common: 0, continues: false, lastUsed: index, ...slot }));
+  return slots.map((slot, index) => ({ slot: index, busy: false, decoding: slot.busy ?? false, generating: false, common: 0, continues: false, lastUsed: index, ...slot }));
 }
 
-const copyFrom = (least: number) => (tokens: number) => (tokens >= least ? "stream" as const : undefined);
-const never = () => undefined;
+/** Copies of `least` tokens or more pay (by stream); moves pay when `moves`. */
+const copyFrom = (least: number, moves = false): CopyCosts => ({
+  prefixCopy: (tokens) => (tokens >= least ? "stream" : undefined),
+  movePays: () => moves,
+});
+const never: CopyCosts = { prefixCopy: () => undefined, movePays: () => false };
 
 describe("chooseSlot", () => {
   it("resumes a conversation in its own slot, with no copy, when it would lose nothing worth a copy", () => {
@@ -52,11 +56,36 @@ describe("chooseSlot", () => {
 
   it("asks how to copy with the tokens the donor holds, and copies that way", () => {
     // By cells while the donor holds little, by stream when it holds nearly its whole stream (as the planner weighs it).
-    const byHeld = (tokens: number, held: number) => (held <= 1000 ? "cells" as const : "stream" as const);
+    const byHeld: CopyCosts = { prefixCopy: (_tokens, held) => (held <= 1000 ? "cells" : "stream"), movePays: () => false };
     const small = views({ held: 0 }, { held: 600, common: 448, busy: true, generating: true });
     expect(chooseSlot(small, 460, byHeld)).toEqual({ slot: 0, donor: { slot: 1, shared: 448, way: "cells" } });
     const large = views({ held: 0 }, { held: 3948, common: 448 });
     expect(chooseSlot(large, 460, byHeld)).toEqual({ slot: 0, donor: { slot: 1, shared: 448, way: "stream" } });
+  });
+
+  it("moves a free slot's cache aside so that a new request sits beside the busy slots, when a move pays", () => {
+    // Long documents in 0, 2 and 4 (kept: they lose more than twice a short note), notes in 1 and 3, streams in 5–7:
+    // the note slots lie apart from the streams, so slot 4's document moves into the least valuable, 1 (the older).
+    const slots = views({ held: 930 }, { held: 180, lastUsed: 1 }, { held: 930 }, { held: 180, lastUsed: 3 }, { held: 930 },
+      { held: 200, busy: true, generating: true }, { held: 200, busy: true, generating: true }, { held: 200, busy: true, generating: true });
+    expect(chooseSlot(slots, 48, copyFrom(16, true))).toEqual({ slot: 4, moveTo: 1 });
+    expect(chooseSlot(slots, 48, copyFrom(16, false))).toEqual({ slot: 1 });
+    // The prompt's prefix still comes from a donor when one holds it: here the stream in 5.
+    const shared = slots.map((view, i) => (i === 5 ? { ...view, common: 40 } : view));
+    expect(chooseSlot(shared, 48, copyFrom(16, true))).toEqual({ slot: 4, moveTo: 1, donor: { slot: 5, shared: 40, way: "stream" } });
+    // A slot that shares the prompt's prefix keeps the prompt; so does a slot already beside a busy one.
+    const resumed = slots.map((view, i) => (i === 1 ? { ...view, common: 120, held: 180 } : view));
+    expect(chooseSlot(resumed, 300, copyFrom(16, true))).toEqual({ slot: 1 });
+    const besideFree = views({ held: 930 }, { held: 180 }, { held: 200, busy: true, generating: true });
+    expect(chooseSlot(besideFree, 48, copyFrom(16, true))).toEqual({ slot: 1 });
+  });
+
+  it("places a request beside slots that take part in the steps, not beside one busy saving its state", () => {
+    // Slot 0 is busy writing its long state to disk; 6 and 7 generate. Slot 1 lies beside slot 0 only, which shares no
+    // pass: slot 5, beside the streams, takes the prompt (counted as busy neighbours, 0 had put it in 1: two passes).
+    const slots = views({ held: 1356, busy: true, decoding: false }, { held: 170, lastUsed: 1 }, { held: 1357 }, { held: 170, lastUsed: 3 },
+      { held: 1357 }, { held: 170, lastUsed: 5 }, { held: 200, busy: true, generating: true }, { held: 200, busy: true, generating: true });
+    expect(chooseSlot(slots, 48, copyFrom(16, true))).toEqual({ slot: 5 });
   });
 
   it("waits when every slot is busy", () => {

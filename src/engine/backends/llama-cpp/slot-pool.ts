@@ -13,7 +13,8 @@ import type { CacheTier } from "../../events.js";
 import type { PrefixDivergence } from "../../engine-options.js";
 import { commonPrefix, type PrefixDiskCache } from "./prefix-disk-cache.js";
 import { copyPrefix } from "./copy-prefix.js";
-import { chooseSlot, MIN_REUSE, type CopyWay, type Donor, type SlotChoice } from "./slot-choice.js";
+import { chooseSlot, MIN_REUSE, type CopyCosts, type Donor, type SlotChoice } from "./slot-choice.js";
+import { generating, sharedPrefix, type Slot } from "./slot.js";
 
 export interface SlotPoolOptions {
   /** false: every request starts from an empty sequence (for measuring what the cache saves). */
@@ -24,8 +25,8 @@ export interface SlotPoolOptions {
   detokenize(tokens: Token[]): string;
   /** Called when a prompt does not fully extend the chosen sequence's cached tokens. */
   onDivergence?(info: PrefixDivergence): void;
-  /** Whether (and how) copying cached tokens from another sequence beats evaluating them; absent: never copies. */
-  copyWay?: CopyWay;
+  /** What copies between sequences cost (the step planner); absent: never copies. */
+  copies?: CopyCosts;
 }
 
 /** A sequence on loan, already trimmed: evaluate `prompt.slice(reusedTokens)` on it next. */
@@ -36,24 +37,6 @@ export interface SlotLease {
   /** Where the reused tokens came from; undefined when none were reused. */
   cacheTier?: CacheTier;
   release(): void;
-}
-
-interface Slot {
-  sequence: LlamaContextSequence;
-  busy: boolean;
-  lastUsed: number;
-  /** The prompt its current request evaluates (what the slot will hold a prefix of). */
-  target?: readonly Token[];
-  /** Its request was aborted: the slot frees soon, holding what was evaluated. */
-  abandoned: boolean;
-  /** Holds enough tokens not on disk to be saved once the context is idle. */
-  pendingSave: boolean;
-  /** Busy only while its state is written to disk: it frees with its tokens intact. */
-  saving: boolean;
-  /** Copies of its prefix under way (copy-prefix.ts): it stays busy until they are done, whoever released it. */
-  lending: number;
-  /** The prompt length of its latest request: what it holds beyond is that request's output. */
-  promptEnd: number;
 }
 
 export class SlotPool {
@@ -79,7 +62,8 @@ export class SlotPool {
       await new Promise<void>((resolve) => this.waiting.push(resolve));
       choice = this.pickSlot(prompt);
     }
-    const { slot, donor } = choice;
+    const { slot, donor, moveTo } = choice;
+    const moving = moveTo && { to: moveTo, lastUsed: slot.lastUsed, promptEnd: slot.promptEnd };
     slot.busy = true;
     slot.lastUsed = ++this.clock;
     slot.target = prompt;
@@ -91,6 +75,7 @@ export class SlotPool {
       this.release(slot);
     };
     try {
+      if (moving) await this.move(slot, moving);
       return { sequence: slot.sequence, ...(await this.prepare(slot, prompt, donor)), release };
     } catch (error) {
       release();
@@ -109,9 +94,10 @@ export class SlotPool {
     const views = this.slots.map((slot) => {
       const common = cache ? sharedPrefix(slot.sequence, prompt) : 0;
       const held = cache ? slot.sequence.nextTokenIndex : 0;
-      return { slot, busy: slot.busy, generating: slot.busy && generating(slot), common, held, continues: slot.promptEnd > 0 && common >= slot.promptEnd, lastUsed: slot.lastUsed };
+      const decoding = slot.busy && slot.target !== undefined;
+      return { slot, busy: slot.busy, decoding, generating: decoding && generating(slot), common, held, continues: slot.promptEnd > 0 && common >= slot.promptEnd, lastUsed: slot.lastUsed };
     });
-    const choice = chooseSlot(views, prompt.length, cache ? this.options.copyWay : undefined);
+    const choice = chooseSlot(views, prompt.length, cache ? this.options.copies : undefined);
     // A client retrying after its own disconnect finds its abandoned prefill, and an agent's next turn finds its
     // conversation while it is being saved (right after the previous turn): wait for it rather than start over.
     const within = choice ? Math.max(choice.donor?.shared ?? 0, views.find((view) => view.slot === choice.slot)!.common) : 0;
@@ -164,6 +150,26 @@ export class SlotPool {
         lender.busy = false;
         this.freed(lender);
       }
+    }
+  }
+
+  /**
+   * Moves the cache of the slot a prompt took into another free slot (by cells) before the prompt trims it: that
+   * conversation keeps its cache, and the prompt its place beside the busy slots. The target is busy meanwhile.
+   */
+  private async move(from: Slot, { to, lastUsed, promptEnd }: { to: Slot; lastUsed: number; promptEnd: number }): Promise<void> {
+    to.busy = true;
+    try {
+      await this.erase(to, 0);
+      if (await copyPrefix(to.sequence, from.sequence, from.sequence.nextTokenIndex, "cells") === "cells") {
+        Object.assign(to, { lastUsed, promptEnd, pendingSave: from.pendingSave });
+        from.pendingSave = false;
+      } else {
+        await to.sequence.clearHistory();
+      }
+    } finally {
+      to.busy = false;
+      this.freed(to);
     }
   }
 
@@ -237,14 +243,4 @@ export class SlotPool {
       }
     }
   }
-}
-
-/** A busy slot whose request has evaluated its whole prompt: only decodes touch its cache now. */
-function generating(slot: Slot): boolean {
-  return slot.target !== undefined && !slot.saving && slot.sequence.nextTokenIndex >= slot.target.length;
-}
-
-function sharedPrefix(sequence: LlamaContextSequence, prompt: Token[]): number {
-  if (sequence.nextTokenIndex === 0) return 0;
-  return sequence.compareContextTokens(prompt).firstDifferentIndex;
 }

@@ -220,4 +220,22 @@ describe("StepPlanner", () => {
     // A donor holding most of its sequence moves more by cells (out and in) than its stream once.
     expect(planner.prefixCopy(17, 8000)).toBe("stream");
   });
+
+  it("moves a slot's cache when the copy by cells costs less than the passes over the weights it spares", () => {
+    // A one-token step of the default model on 2 CPU cores: 0.9 + 2.7 ms; sixteen of them: 58 ms.
+    const planner = new StepPlanner({ device: "cpu", generating: () => 0, cellsPerSequence: 8192 });
+    planner.calibrated({ fixed: 0.9, perToken: 2.7, perTokenPerKDepth: 0.2 }, 20);
+    expect(planner.movePays(930)).toBe(true);
+    expect(planner.movePays(8000)).toBe(true);
+    // Moving nearly a whole 21,504-cell sequence of a 1.5B model (its stream copied in 114 ms), out and in, costs more
+    // than 16 of its 12 ms one-token steps spare; 2,000 cells do not.
+    const coder = new StepPlanner({ device: "cpu", generating: () => 0, cellsPerSequence: 21_504 });
+    coder.calibrated({ fixed: 2, perToken: 10, perTokenPerKDepth: 0.5 }, 114);
+    expect(coder.movePays(2000)).toBe(true);
+    expect(coder.movePays(21_000)).toBe(false);
+    // Without copies by cells (a GPU), never.
+    const gpu = new StepPlanner({ device: "gpu", generating: () => 0 });
+    gpu.calibrated({ fixed: 5, perToken: 0.02, perTokenPerKDepth: 0.002 }, 15);
+    expect(gpu.movePays(100)).toBe(false);
+  });
 });

@@ -55,6 +55,8 @@ export const LOOP_STEP_MS = 50;
 export const LOOP_STREAMS = 4;
 /** Before the copy of a prefix is measured, a prompt copies another sequence's cached prefix from this many tokens. */
 const UNMEASURED_COPY_TOKENS = 64;
+/** The steps of a request that a move of another slot's cache must pay for in passes spared (a short reply's worth). */
+const MOVE_STEPS = 16;
 /** Deep in a prompt a step holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
 const DEPTH_PER_MIN_TOKEN = 32;
 
@@ -204,6 +206,19 @@ export class StepPlanner {
     const byCells = cellsPerSequence ? (this.prefixCopyMs * 2 * held) / cellsPerSequence : Number.POSITIVE_INFINITY;
     if (evaluating <= Math.min(byStream, byCells)) return undefined;
     return byCells < byStream ? "cells" : "stream";
+  }
+
+  /**
+   * Whether moving a free slot's cache of `held` tokens into another (slot-choice.ts) costs less than the passes over
+   * the weights it spares: llama.cpp decodes a step's sequences in one pass only where their ids are consecutive, so a
+   * new sequence apart from the busy ones adds a pass to each step it takes part in (counted as MOVE_STEPS one-token
+   * steps). Only by cells: a stream copy waits for a decode, which the move's target would not get.
+   */
+  movePays(held: number): boolean {
+    const cellsPerSequence = this.options.cellsPerSequence;
+    if (!cellsPerSequence) return false;
+    const copyMs = this.prefixCopyMs === undefined ? 0 : (this.prefixCopyMs * 2 * held) / cellsPerSequence;
+    return copyMs < MOVE_STEPS * this.cost.ms({ tokens: 1 });
   }
 
   /** Replaces the starting guess with a measurement (see calibrateStepCost), and the copy's cost when it was measured. */
