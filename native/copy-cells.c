@@ -42,19 +42,13 @@ struct cell_copier {
  * context cannot be identified safely or libllama lacks a function used here.
  */
 static napi_value cell_copier(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5], null_value;
+  napi_value null_value;
   napi_get_null(env, &null_value);
-  uint32_t n_ctx = 0, n_seq_max = 0;
-  char path[4096];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5 ||
-      napi_get_value_uint32(env, argv[2], &n_ctx) != napi_ok || napi_get_value_uint32(env, argv[3], &n_seq_max) != napi_ok ||
-      !get_string(env, argv[4], path, sizeof path)) {
-    return throw_error(env, "cellCopier: expects the native context and model, nCtx, nSeqMax and libllama's path");
-  }
-  void *lib = loaded_library(path);
-  if (!lib) return null_value;
+  void *lib = NULL;
+  struct addon_context_tail *addon = addon_context_from_args(env, info, "cellCopier: expects the native context and model, nCtx, nSeqMax and libllama's path", &lib);
+  if (!addon) return pending_exception(env) ? NULL : null_value;
   struct cell_copier copier = {
+    .addon = addon,
     .size = (state_size_fn)dlsym(lib, "llama_state_seq_get_size_ext"),
     .get = (state_get_fn)dlsym(lib, "llama_state_seq_get_data_ext"),
     .set = (state_set_fn)dlsym(lib, "llama_state_seq_set_data_ext"),
@@ -63,8 +57,6 @@ static napi_value cell_copier(napi_env env, napi_callback_info info) {
     .seq_rm = (seq_rm_fn)dlsym(lib, "llama_memory_seq_rm"),
   };
   if (!copier.size || !copier.get || !copier.set || !copier.memory || !copier.pos_max || !copier.seq_rm) return null_value;
-  copier.addon = find_addon_context(env, argv[0], argv[1], n_ctx, n_seq_max, lib);
-  if (!copier.addon) return null_value;
   struct cell_copier *handle = malloc(sizeof *handle);
   if (!handle) return null_value;
   *handle = copier;

@@ -12,6 +12,12 @@ napi_value throw_error(napi_env env, const char *message) {
   return NULL;
 }
 
+bool pending_exception(napi_env env) {
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  return pending;
+}
+
 void *loaded_library(const char *path) {
   return dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
 }
@@ -43,4 +49,19 @@ struct addon_context_tail *find_addon_context(napi_env env, napi_value js_contex
     return tail;
   }
   return NULL;
+}
+
+struct addon_context_tail *addon_context_from_args(napi_env env, napi_callback_info info, const char *usage, void **lib) {
+  size_t argc = 5;
+  napi_value argv[5];
+  uint32_t n_ctx = 0, n_seq_max = 0;
+  char path[4096];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5 ||
+      napi_get_value_uint32(env, argv[2], &n_ctx) != napi_ok || napi_get_value_uint32(env, argv[3], &n_seq_max) != napi_ok ||
+      !get_string(env, argv[4], path, sizeof path)) {
+    throw_error(env, usage);
+    return NULL;
+  }
+  *lib = loaded_library(path);
+  return *lib ? find_addon_context(env, argv[0], argv[1], n_ctx, n_seq_max, *lib) : NULL;
 }

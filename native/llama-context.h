@@ -60,6 +60,9 @@ typedef uint32_t (*ctx_u32_fn)(const void *);
 
 napi_value throw_error(napi_env env, const char *message);
 
+/* Whether a JavaScript exception is pending (a helper threw). */
+bool pending_exception(napi_env env);
+
 /* A handle on a library the process has already loaded (node-llama-cpp's); NULL when it has not. */
 void *loaded_library(const char *path);
 
@@ -73,5 +76,12 @@ bool get_string(napi_env env, napi_value value, char *out, size_t size);
  */
 struct addon_context_tail *find_addon_context(napi_env env, napi_value js_context, napi_value js_model, uint32_t n_ctx,
                                               uint32_t n_seq_max, void *libllama);
+
+/*
+ * The AddonContext a call names with its five arguments (addonContext, addonModel, nCtx, nSeqMax, libllamaPath), and
+ * libllama's handle in `*lib`. NULL when it cannot be identified safely or libllama is not loaded; NULL with an
+ * exception pending (`usage` its message) when the arguments are not those.
+ */
+struct addon_context_tail *addon_context_from_args(napi_env env, napi_callback_info info, const char *usage, void **lib);
 
 #endif

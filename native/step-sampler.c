@@ -318,20 +318,11 @@ static void finish_slice(napi_env env, napi_status status, void *data) {
  * context cannot be identified safely or libllama lacks a function used here.
  */
 static napi_value step_context(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5], null_value;
+  napi_value null_value;
   napi_get_null(env, &null_value);
-  uint32_t n_ctx = 0, n_seq_max = 0;
-  char path[4096];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5 ||
-      napi_get_value_uint32(env, argv[2], &n_ctx) != napi_ok || napi_get_value_uint32(env, argv[3], &n_seq_max) != napi_ok ||
-      !get_string(env, argv[4], path, sizeof path)) {
-    return throw_error(env, "stepContext: expects the native context and model, nCtx, nSeqMax and libllama's path");
-  }
-  void *lib = loaded_library(path);
-  if (!lib || !load_llama(lib)) return null_value;
-  struct addon_context_tail *addon = find_addon_context(env, argv[0], argv[1], n_ctx, n_seq_max, lib);
-  if (!addon) return null_value;
+  void *lib = NULL;
+  struct addon_context_tail *addon = addon_context_from_args(env, info, "stepContext: expects the native context and model, nCtx, nSeqMax and libllama's path", &lib);
+  if (!addon || !load_llama(lib)) return addon || !pending_exception(env) ? null_value : NULL;
   struct step_context *context = calloc(1, sizeof *context);
   if (!context) return null_value;
   context->addon = addon;

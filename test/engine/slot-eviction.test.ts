@@ -6,13 +6,23 @@
  * model.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { loadLlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
+import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import { createEngine, type Engine } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { readEvents, startOf, userRequest } from "../helpers/stream-events.js";
 
 let engine: Engine;
+
+/** The sequence ids each decode batch of the model's context holds, as node-llama-cpp adds them (its internal addon object). */
+function recordBatches(model: LlamaCppModel): number[][] {
+  const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
+  const batches: number[][] = [];
+  const { initBatch, addToBatch } = native;
+  Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => { batches.push([]); return initBatch?.apply(native, args); } });
+  Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => { batches.at(-1)?.push(Number(args[0])); return addToBatch?.apply(native, args); } });
+  return batches;
+}
 
 beforeAll(async () => {
   engine = await createEngine({ models: [{ id: "smollm2-135m", path: realModelPath(), aliases: ["default"] }], parallel: 2, ctxSize: 2048, threads: testThreads() });
@@ -38,12 +48,7 @@ it("gives concurrent requests adjacent slots when the caches they would erase ar
   const llama = await openLlama(false);
   const model = await loadLlamaCppModel({ id: "smollm2-135m", path: realModelPath(), llama, parallel: 4, ctxSize: 512, threads: testThreads() });
   try {
-    // The sequence ids each decode batch holds, as node-llama-cpp adds them (its internal addon object).
-    const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
-    const batches: number[][] = [];
-    const { initBatch, addToBatch } = native;
-    Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => { batches.push([]); return initBatch?.apply(native, args); } });
-    Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => { batches.at(-1)?.push(Number(args[0])); return addToBatch?.apply(native, args); } });
+    const batches = recordBatches(model);
     const complete = (prompt: string, maxTokens: number) => readEvents(model.complete({ model: "smollm2-135m", prompt, maxTokens, sampling: { temperature: 0 } }));
     // One request after another fills slots 0–3; 0 and 2 end up holding fewer tokens than 1 and 3, but within a
     // factor of two, so the shortest (0 and 2, which are not neighbours) is no reason to split the next two requests.
@@ -65,11 +70,7 @@ it("moves a free slot's long cache aside so that a new request joins the busy sl
   const llama = await openLlama(false);
   const model = await loadLlamaCppModel({ id: "smollm2-135m", path: realModelPath(), llama, parallel: 4, ctxSize: 1024, threads: testThreads() });
   try {
-    const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
-    const batches: number[][] = [];
-    const { initBatch, addToBatch } = native;
-    Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => { batches.push([]); return initBatch?.apply(native, args); } });
-    Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => { batches.at(-1)?.push(Number(args[0])); return addToBatch?.apply(native, args); } });
+    const batches = recordBatches(model);
     const complete = (prompt: string, maxTokens: number) => readEvents(model.complete({ model: "smollm2-135m", prompt, maxTokens, sampling: { temperature: 0 } }));
     // Slots 0–3 in turn: long documents in 0 and 2, short notes in 1 and 3.
     const longText = (topic: string) => Array.from({ length: 50 }, (_, i) => `${topic} ${i}: keep the kiln at ${900 + i} degrees.`).join(" ");
