@@ -88,6 +88,16 @@ describe("chooseSlot", () => {
     expect(chooseSlot(slots, 48, copyFrom(16, true))).toEqual({ slot: 5 });
   });
 
+  it("keeps a prompt beside the decoding slots when the slot it shares a template's opening with holds a finished reply", () => {
+    // Slot 3's request ended; its neighbours still generate. The next prompt shares 4 tokens with it, and its reply
+    // is worth keeping: it moves to the empty slot 8 rather than the prompt going there, apart from the others.
+    const gen = { held: 290, busy: true, generating: true };
+    const slots = views(gen, gen, gen, { held: 291, common: 4 }, gen, gen, gen, gen, { held: 0 }, { held: 0 });
+    expect(chooseSlot(slots, 230, copyFrom(2, true))).toEqual({ slot: 3, moveTo: 8 });
+    // Without moves the reply is kept where it is and the prompt goes to slot 8, its opening copied there.
+    expect(chooseSlot(slots, 230, copyFrom(2, false))).toEqual({ slot: 8, donor: { slot: 3, shared: 4, way: "stream" } });
+  });
+
   it("waits when every slot is busy", () => {
     expect(chooseSlot(views({ held: 10, busy: true }), 50, copyFrom(16))).toBeUndefined();
   });

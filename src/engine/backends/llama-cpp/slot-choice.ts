@@ -13,7 +13,8 @@
  * - the chosen slot holds the prompt's prefix and then another conversation's tail, which taking it would erase: the
  *   prompt goes to the slot that loses least instead, with the prefix copied there, so both conversations keep theirs.
  *   A prompt that extends the whole prompt of the slot's last request is that conversation's next turn, and the
- *   tail only its previous reply (tokenized differently, or cut short): it stays in place.
+ *   tail only its previous reply (tokenized differently, or cut short): it stays in place. Where caches move (below),
+ *   the prompt stays in the slot better placed and the other conversation's cache moves out instead.
  *
  * The move (where the planner says it pays: copies by cells, on the CPU): a prompt whose slot shares nothing with it
  * and has no busy slot beside it takes a free slot beside busy ones instead, and that slot's cache moves into the one
@@ -99,6 +100,10 @@ export function chooseSlot<S>(views: SlotView<S>[], promptTokens: number, copies
   if (chosen.common > 0 && tail > 0 && !chosen.continues && copies.prefixCopy(tail, chosen.held)) {
     const other = rankFree(views.filter((view) => view !== chosen), () => 0);
     if (other && other.lost < tail) {
+      // Where caches move, the prompt keeps the slot better placed beside the decoding ones and the tail moves out.
+      if (best.busyNeighbours >= other.busyNeighbours && copies.movePays(chosen.held)) {
+        return { ...withDonor(views.filter((view) => view !== other.view), chosen, promptTokens, copies), moveTo: other.view.slot };
+      }
       const shared = copyable(chosen.common, promptTokens);
       const way = copies.prefixCopy(shared - other.view.common, chosen.held);
       return { slot: other.view.slot, ...(way ? { donor: { slot: chosen.slot, shared, way } } : {}) };
