@@ -46,7 +46,8 @@ static napi_value cell_copier(napi_env env, napi_callback_info info) {
   napi_get_null(env, &null_value);
   void *lib = NULL;
   struct addon_context_tail *addon = addon_context_from_args(env, info, "cellCopier: expects the native context and model, nCtx, nSeqMax and libllama's path", &lib);
-  if (!addon) return pending_exception(env) ? NULL : null_value;
+  /* Bad arguments leave an exception pending, which N-API throws whatever the return value. */
+  if (!addon) return null_value;
   struct cell_copier copier = {
     .addon = addon,
     .size = (state_size_fn)dlsym(lib, "llama_state_seq_get_size_ext"),

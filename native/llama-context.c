@@ -12,12 +12,6 @@ napi_value throw_error(napi_env env, const char *message) {
   return NULL;
 }
 
-bool pending_exception(napi_env env) {
-  bool pending = false;
-  napi_is_exception_pending(env, &pending);
-  return pending;
-}
-
 void *loaded_library(const char *path) {
   return dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
 }

@@ -60,9 +60,6 @@ typedef uint32_t (*ctx_u32_fn)(const void *);
 
 napi_value throw_error(napi_env env, const char *message);
 
-/* Whether a JavaScript exception is pending (a helper threw). */
-bool pending_exception(napi_env env);
-
 /* A handle on a library the process has already loaded (node-llama-cpp's); NULL when it has not. */
 void *loaded_library(const char *path);
 

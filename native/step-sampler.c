@@ -322,7 +322,8 @@ static napi_value step_context(napi_env env, napi_callback_info info) {
   napi_get_null(env, &null_value);
   void *lib = NULL;
   struct addon_context_tail *addon = addon_context_from_args(env, info, "stepContext: expects the native context and model, nCtx, nSeqMax and libllama's path", &lib);
-  if (!addon || !load_llama(lib)) return addon || !pending_exception(env) ? null_value : NULL;
+  /* Bad arguments leave an exception pending, which N-API throws whatever the return value. */
+  if (!addon || !load_llama(lib)) return null_value;
   struct step_context *context = calloc(1, sizeof *context);
   if (!context) return null_value;
   context->addon = addon;

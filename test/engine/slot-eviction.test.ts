@@ -6,22 +6,35 @@
  * model.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
+import { loadLlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
-import { createEngine, type Engine } from "../../src/engine/index.js";
+import { createEngine, type Engine, type GenerationEvent } from "../../src/engine/index.js";
 import { realModelPath, testThreads } from "../helpers/real-model.js";
 import { readEvents, startOf, userRequest } from "../helpers/stream-events.js";
 
 let engine: Engine;
 
-/** The sequence ids each decode batch of the model's context holds, as node-llama-cpp adds them (its internal addon object). */
-function recordBatches(model: LlamaCppModel): number[][] {
-  const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
-  const batches: number[][] = [];
-  const { initBatch, addToBatch } = native;
-  Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => { batches.push([]); return initBatch?.apply(native, args); } });
-  Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => { batches.at(-1)?.push(Number(args[0])); return addToBatch?.apply(native, args); } });
-  return batches;
+/** A completion on the model: the events of a greedy raw-text request. */
+type Complete = (prompt: string, maxTokens: number) => Promise<GenerationEvent[]>;
+
+/**
+ * Runs `test` on a fresh 4-sequence model, with the sequence ids each of its decode batches holds as node-llama-cpp
+ * adds them (its internal addon object).
+ */
+async function withBatches(ctxSize: number, test: (complete: Complete, batches: number[][]) => Promise<void>): Promise<void> {
+  const llama = await openLlama(false);
+  const model = await loadLlamaCppModel({ id: "smollm2-135m", path: realModelPath(), llama, parallel: 4, ctxSize, threads: testThreads() });
+  try {
+    const native = (model as unknown as { context: { _ctx: Record<string, (...args: unknown[]) => unknown> } }).context._ctx;
+    const batches: number[][] = [];
+    const { initBatch, addToBatch } = native;
+    Object.defineProperty(native, "initBatch", { configurable: true, value: (...args: unknown[]) => { batches.push([]); return initBatch?.apply(native, args); } });
+    Object.defineProperty(native, "addToBatch", { configurable: true, value: (...args: unknown[]) => { batches.at(-1)?.push(Number(args[0])); return addToBatch?.apply(native, args); } });
+    await test((prompt, maxTokens) => readEvents(model.complete({ model: "smollm2-135m", prompt, maxTokens, sampling: { temperature: 0 } })), batches);
+  } finally {
+    await model.dispose();
+    await llama.dispose();
+  }
 }
 
 beforeAll(async () => {
@@ -45,11 +58,7 @@ it("keeps a long cached prompt when an unrelated short request arrives, so the c
 });
 
 it("gives concurrent requests adjacent slots when the caches they would erase are of similar size", async () => {
-  const llama = await openLlama(false);
-  const model = await loadLlamaCppModel({ id: "smollm2-135m", path: realModelPath(), llama, parallel: 4, ctxSize: 512, threads: testThreads() });
-  try {
-    const batches = recordBatches(model);
-    const complete = (prompt: string, maxTokens: number) => readEvents(model.complete({ model: "smollm2-135m", prompt, maxTokens, sampling: { temperature: 0 } }));
+  await withBatches(512, async (complete, batches) => {
     // One request after another fills slots 0–3; 0 and 2 end up holding fewer tokens than 1 and 3, but within a
     // factor of two, so the shortest (0 and 2, which are not neighbours) is no reason to split the next two requests.
     for (const [i, words] of [12, 20, 12, 20].entries()) {
@@ -60,18 +69,11 @@ it("gives concurrent requests adjacent slots when the caches they would erase ar
     const shared = batches.filter((ids) => ids.length === 2);
     expect(shared.length).toBeGreaterThan(8);
     for (const [a = 0, b = 0] of shared) expect(b - a).toBe(1);
-  } finally {
-    await model.dispose();
-    await llama.dispose();
-  }
+  });
 });
 
 it("moves a free slot's long cache aside so that a new request joins the busy slots' pass, and both caches stay", async () => {
-  const llama = await openLlama(false);
-  const model = await loadLlamaCppModel({ id: "smollm2-135m", path: realModelPath(), llama, parallel: 4, ctxSize: 1024, threads: testThreads() });
-  try {
-    const batches = recordBatches(model);
-    const complete = (prompt: string, maxTokens: number) => readEvents(model.complete({ model: "smollm2-135m", prompt, maxTokens, sampling: { temperature: 0 } }));
+  await withBatches(1024, async (complete, batches) => {
     // Slots 0–3 in turn: long documents in 0 and 2, short notes in 1 and 3.
     const longText = (topic: string) => Array.from({ length: 50 }, (_, i) => `${topic} ${i}: keep the kiln at ${900 + i} degrees.`).join(" ");
     const documents = [longText("Rule"), longText("Law")];
@@ -85,7 +87,6 @@ it("moves a free slot's long cache aside so that a new request joins the busy sl
     // A stream takes a short note's slot (1, the older); the next request would take the other (3), apart from it,
     // unless a document's slot beside the stream is freed by moving its cache into 3.
     const stream = complete("Counting birds: 1, 2, 3,", 48);
-    await new Promise((resolve) => setTimeout(resolve, 0));
     while (!batches.some((ids) => ids.length === 1)) await new Promise((resolve) => setTimeout(resolve, 5));
     await Promise.all([stream, complete("Counting boats: 1, 2, 3,", 24)]);
     const shared = batches.filter((ids) => ids.length === 2);
@@ -95,8 +96,5 @@ it("moves a free slot's long cache aside so that a new request joins the busy sl
     for (const [i, document] of documents.entries()) {
       expect(startOf(await complete(document, 1)).cachedInputTokens).toBe(first[i]!.inputTokens - 1);
     }
-  } finally {
-    await model.dispose();
-    await llama.dispose();
-  }
+  });
 });

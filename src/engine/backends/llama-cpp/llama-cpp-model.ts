@@ -150,7 +150,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model), promptThread);
   return new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft,
-    cellCopies: cores !== undefined && useCellCopies(context, model) });
+    cellCopies: device === "cpu" && useCellCopies(context, model) });
 }
 
 export class LlamaCppModel extends LocalModel {

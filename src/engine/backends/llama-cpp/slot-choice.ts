@@ -3,8 +3,8 @@
  * copied into it first.
  *
  * The slot: the one sharing the longest real prefix with the prompt; without one, the one whose cache it would erase
- * least, except that losses within a factor of two of each other weigh the same and then a sequence next to busy ones
- * goes first (llama.cpp decodes consecutive sequence ids in one pass over the weights: batch-order.ts).
+ * least, except that losses within a factor of two of each other weigh the same and then a sequence next to decoding
+ * ones goes first (llama.cpp decodes consecutive sequence ids in one pass over the weights: batch-order.ts).
  *
  * The copy (copy-prefix.ts), when the step planner says it costs less than evaluating the tokens it spares (and which
  * way it goes):
@@ -17,8 +17,8 @@
  *   the prompt stays in the slot better placed and the other conversation's cache moves out instead.
  *
  * The move (where the planner says it pays: copies by cells, on the CPU): a prompt whose slot shares nothing with it
- * and has no busy slot beside it takes a free slot beside busy ones instead, and that slot's cache moves into the one
- * the prompt would have taken (whose cache was the one to lose). Both conversations keep their caches, and the new
+ * and has no decoding slot beside it takes a free slot beside decoding ones instead, and that slot's cache moves into
+ * the one the prompt would have taken (whose cache was the one to lose). Both conversations keep their caches, and the new
  * sequence joins the others' pass over the weights: with the default model on 2 CPU cores, four streams in slots
  * 1, 5, 6 and 7 took two passes a step (a 512-token prompt's slot, kept, lay between), about 8 ms each.
  */
@@ -74,12 +74,12 @@ export interface CopyCosts {
   movePays(held: number): boolean;
 }
 
-/** A free slot as the ranking weighs it: tokens it shares, cached tokens it would erase, busy slots beside it. */
+/** A free slot as the ranking weighs it: tokens it shares, cached tokens it would erase, decoding slots beside it. */
 interface Candidate<S> {
   view: SlotView<S>;
   shared: number;
   lost: number;
-  busyNeighbours: number;
+  decodingNeighbours: number;
 }
 
 /**
@@ -91,7 +91,7 @@ export function chooseSlot<S>(views: SlotView<S>[], promptTokens: number, copies
   const best = rankFree(views, (view) => view.common);
   if (!best || !copies) return best && { slot: best.view.slot };
   const chosen = best.view;
-  const beside = best.shared === 0 && best.busyNeighbours === 0 ? besideBusy(views, chosen) : undefined;
+  const beside = best.shared === 0 && best.decodingNeighbours === 0 ? besideDecoding(views, chosen) : undefined;
   if (beside && copies.movePays(beside.held)) {
     // `chosen` receives beside's cache, so it lends nothing; beside keeps its own until the prompt trims it.
     return { ...withDonor(views.filter((view) => view !== chosen), beside, promptTokens, copies), moveTo: chosen.slot };
@@ -101,7 +101,7 @@ export function chooseSlot<S>(views: SlotView<S>[], promptTokens: number, copies
     const other = rankFree(views.filter((view) => view !== chosen), () => 0);
     if (other && other.lost < tail) {
       // Where caches move, the prompt keeps the slot better placed beside the decoding ones and the tail moves out.
-      if (best.busyNeighbours >= other.busyNeighbours && copies.movePays(chosen.held)) {
+      if (best.decodingNeighbours >= other.decodingNeighbours && copies.movePays(chosen.held)) {
         return { ...withDonor(views.filter((view) => view !== other.view), chosen, promptTokens, copies), moveTo: other.view.slot };
       }
       const shared = copyable(chosen.common, promptTokens);
@@ -133,13 +133,13 @@ function withDonor<S>(views: SlotView<S>[], chosen: SlotView<S>, promptTokens: n
 const decodingBeside = <S>(views: SlotView<S>[], index: number): number =>
   Number(views[index - 1]?.decoding ?? false) + Number(views[index + 1]?.decoding ?? false);
 
-/** The free slot with the most busy slots beside it (the fewest tokens to move among equals), other than `not`. */
-function besideBusy<S>(views: SlotView<S>[], not: SlotView<S>): SlotView<S> | undefined {
-  let best: { view: SlotView<S>; busy: number } | undefined;
+/** The free slot with the most decoding slots beside it (the fewest tokens to move among equals), other than `not`. */
+function besideDecoding<S>(views: SlotView<S>[], not: SlotView<S>): SlotView<S> | undefined {
+  let best: { view: SlotView<S>; beside: number } | undefined;
   for (const [index, view] of views.entries()) {
-    const busy = decodingBeside(views, index);
-    if (view.busy || view === not || busy === 0) continue;
-    if (!best || busy > best.busy || (busy === best.busy && view.held < best.view.held)) best = { view, busy };
+    const beside = decodingBeside(views, index);
+    if (view.busy || view === not || beside === 0) continue;
+    if (!best || beside > best.beside || (beside === best.beside && view.held < best.view.held)) best = { view, beside };
   }
   return best?.view;
 }
@@ -153,8 +153,8 @@ function rankFree<S>(views: SlotView<S>[], sharedOf: (view: SlotView<S>) => numb
     // A few shared tokens (a chat template's opening) are no reason to erase another conversation's long prefix;
     // a sequence that holds nothing but a prefix of this prompt loses nothing, so any share of it counts.
     const shared = common >= MIN_REUSE || (common > 0 && common === view.held) ? common : 0;
-    const busyNeighbours = decodingBeside(views, index);
-    const candidate = { view, shared, lost: view.held - view.common, busyNeighbours };
+    const decodingNeighbours = decodingBeside(views, index);
+    const candidate = { view, shared, lost: view.held - view.common, decodingNeighbours };
     if (!best || ranksAbove(candidate, best)) best = candidate;
   }
   return best;
@@ -163,11 +163,11 @@ function rankFree<S>(views: SlotView<S>[], sharedOf: (view: SlotView<S>) => numb
 /** Whether `a` is the better slot for the prompt than `b`. */
 function ranksAbove<S>(a: Candidate<S>, b: Candidate<S>): boolean {
   if (a.shared !== b.shared) return a.shared > b.shared;
-  // Erasing 230 tokens or 358 (or none) costs about the same, while a slot next to busy ones saves a pass over the
+  // Erasing 230 tokens or 358 (or none) costs about the same, while a slot next to decoding ones saves a pass over the
   // weights at every step of the request: only a loss beyond twice the other's (each counted as at least SMALL_LOSS
   // tokens) outranks adjacency.
   if (!withinTwice(Math.max(a.lost, SMALL_LOSS), Math.max(b.lost, SMALL_LOSS))) return a.lost < b.lost;
-  if (a.busyNeighbours !== b.busyNeighbours) return a.busyNeighbours > b.busyNeighbours;
+  if (a.decodingNeighbours !== b.decodingNeighbours) return a.decodingNeighbours > b.decodingNeighbours;
   if (a.lost !== b.lost) return a.lost < b.lost;
   return a.view.lastUsed < b.view.lastUsed;
 }

@@ -63,7 +63,8 @@ export class SlotPool {
       choice = this.pickSlot(prompt);
     }
     const { slot, donor, moveTo } = choice;
-    const moving = moveTo && { to: moveTo, lastUsed: slot.lastUsed, promptEnd: slot.promptEnd };
+    // Started before the slot's record becomes the new request's: the move carries the record to its cache's new slot.
+    const moved = moveTo && this.move(slot, moveTo);
     slot.busy = true;
     slot.lastUsed = ++this.clock;
     slot.target = prompt;
@@ -75,7 +76,7 @@ export class SlotPool {
       this.release(slot);
     };
     try {
-      if (moving) await this.move(slot, moving);
+      await moved;
       return { sequence: slot.sequence, ...(await this.prepare(slot, prompt, donor)), release };
     } catch (error) {
       release();
@@ -157,7 +158,8 @@ export class SlotPool {
    * Moves the cache of the slot a prompt took into another free slot (by cells) before the prompt trims it: that
    * conversation keeps its cache, and the prompt its place beside the busy slots. The target is busy meanwhile.
    */
-  private async move(from: Slot, { to, lastUsed, promptEnd }: { to: Slot; lastUsed: number; promptEnd: number }): Promise<void> {
+  private async move(from: Slot, to: Slot): Promise<void> {
+    const { lastUsed, promptEnd } = from;
     to.busy = true;
     try {
       await this.erase(to, 0);

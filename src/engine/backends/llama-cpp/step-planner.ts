@@ -198,14 +198,13 @@ export class StepPlanner {
    * only streams are copied, only a long shared prefix (a coding agent's system prompt) is.
    */
   prefixCopy(tokens: number, held: number): PrefixCopyWay | undefined {
-    const cellsPerSequence = this.options.cellsPerSequence;
-    if (this.prefixCopyMs === undefined) return tokens >= UNMEASURED_COPY_TOKENS ? (cellsPerSequence ? "cells" : "stream") : undefined;
+    const byCells = this.cellCopyMs(held);
+    if (this.prefixCopyMs === undefined) return tokens >= UNMEASURED_COPY_TOKENS ? (byCells === undefined ? "stream" : "cells") : undefined;
     const { fixed } = this.cost.parts;
     const evaluating = this.cost.ms({ tokens, kiloDepthTokens: (tokens * tokens) / 2000 }) - fixed;
     const byStream = this.prefixCopyMs + fixed;
-    const byCells = cellsPerSequence ? (this.prefixCopyMs * 2 * held) / cellsPerSequence : Number.POSITIVE_INFINITY;
-    if (evaluating <= Math.min(byStream, byCells)) return undefined;
-    return byCells < byStream ? "cells" : "stream";
+    if (evaluating <= Math.min(byStream, byCells ?? Number.POSITIVE_INFINITY)) return undefined;
+    return byCells !== undefined && byCells < byStream ? "cells" : "stream";
   }
 
   /**
@@ -215,10 +214,18 @@ export class StepPlanner {
    * steps). Only by cells: a stream copy waits for a decode, which the move's target would not get.
    */
   movePays(held: number): boolean {
+    const copyMs = this.cellCopyMs(held);
+    return copyMs !== undefined && copyMs < MOVE_STEPS * this.cost.ms({ tokens: 1 });
+  }
+
+  /**
+   * What copying `held` cells by cells costs: they move twice (out and in), the share of a stream copy they make
+   * (0 before a copy was measured); undefined where copies go by stream only.
+   */
+  private cellCopyMs(held: number): number | undefined {
     const cellsPerSequence = this.options.cellsPerSequence;
-    if (!cellsPerSequence) return false;
-    const copyMs = this.prefixCopyMs === undefined ? 0 : (this.prefixCopyMs * 2 * held) / cellsPerSequence;
-    return copyMs < MOVE_STEPS * this.cost.ms({ tokens: 1 });
+    if (!cellsPerSequence) return undefined;
+    return this.prefixCopyMs === undefined ? 0 : (this.prefixCopyMs * 2 * held) / cellsPerSequence;
   }
 
   /** Replaces the starting guess with a measurement (see calibrateStepCost), and the copy's cost when it was measured. */
