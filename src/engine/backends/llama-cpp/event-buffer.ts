@@ -1,7 +1,8 @@
 /**
  * A small queue between a request's token loop (the producer) and whoever reads its events (the consumer), so a
  * consumer held up by a slow client does not hold the token loop — and through the decode barrier, every other
- * sequence. The producer pauses only when `capacity` events are waiting unread.
+ * sequence. The producer pauses only when `capacity` events are waiting unread. The consumer is woken through `wake`
+ * (reader-wakes.ts: at once, or once the model's next decode step is under way).
  */
 export class EventBuffer<T> {
   private readonly items: T[] = [];
@@ -12,7 +13,7 @@ export class EventBuffer<T> {
   /** The consumer is gone: nothing more will be read. */
   closed = false;
 
-  constructor(private readonly capacity: number) {}
+  constructor(private readonly capacity: number, private readonly wakeReader: (reader: () => void) => void = (reader) => reader()) {}
 
   /** True while the consumer lags `capacity` events behind. */
   get full(): boolean {
@@ -74,6 +75,6 @@ export class EventBuffer<T> {
   private wake(): void {
     const wake = this.wakeConsumer;
     this.wakeConsumer = undefined;
-    wake?.();
+    if (wake) this.wakeReader(wake);
   }
 }

@@ -35,6 +35,7 @@ import { laneSupports, PrefillLane } from "./prefill-lane.js";
 import { laneFitsAtLoad, openDiskTier, openLaneContext, useCpuThreads, type ModelParts } from "./model-parts.js";
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { StepInterrupter } from "./step-interrupter.js";
+import { ReaderWakes } from "./reader-wakes.js";
 import { SlotPool } from "./slot-pool.js";
 import { useCellCopies } from "./copy-prefix.js";
 
@@ -77,6 +78,8 @@ export interface LlamaCppModelOptions extends KvCacheSettings {
   stepSampler?: boolean | SampleInline;
   /** On the CPU, decode short steps on the event loop's thread (decode-threads.ts; default true; false: for comparisons). */
   stepsOnLoop?: boolean;
+  /** Wake event readers once the next step is under way (reader-wakes.ts; default: where every layer is on a GPU). */
+  readersDuringSteps?: boolean;
   /** node-llama-cpp batching options for the context (measurements record the dispatched batches through it). */
   batching?: BatchingOptions;
   ids?: IdFactory;
@@ -145,12 +148,11 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores, cacheOptions)) : undefined;
   if (cores && lane) cores.laneActive = () => lane.active;
-  const cpuDetails = cpu && { cpuThreading: cpu.threading, prefillLane: lane !== undefined };
-  info.details = { ...info.details, ...cpuDetails, ...describeKvCache(model, context, options.kvCacheTypes) };
+  info.details = { ...info.details, ...(cpu && { cpuThreading: cpu.threading, prefillLane: lane !== undefined }), ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model), promptThread);
   return new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft,
-    cellCopies: device === "cpu" && useCellCopies(context, model) });
+    cellCopies: device === "cpu" && useCellCopies(context, model), readersDuringSteps: options.readersDuringSteps ?? model.gpuLayers >= model.fileInsights.totalLayers });
 }
 
 export class LlamaCppModel extends LocalModel {
@@ -177,17 +179,15 @@ export class LlamaCppModel extends LocalModel {
     this.parallel = options.parallel;
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
     const alone = () => !parts.modelCores.shared() && !parts.lane?.active;
-    const planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating, alone,
+    const planner = this.planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating, alone,
       cellsPerSequence: parts.cellCopies ? ctxSize : undefined });
     const pool = this.pool = new SlotPool(sequences, {
-      prefixCache: options.prefixCache ?? true,
-      disk: parts.disk,
+      prefixCache: options.prefixCache ?? true, disk: parts.disk,
       detokenize: (tokens) => model.detokenize(tokens, true),
       onDivergence: options.onPrefixDivergence && ((divergence) => options.onPrefixDivergence?.(info.id, divergence)),
       copies: planner,
     });
     const barrier = new DecodeBarrier((ms) => planner.stepStarted(ms));
-    this.planner = planner;
     this.clock = StepClock.attach(context, () => barrier.generating > 0);
     barrier.onIdle = () => this.clock?.idle();
     reportModelDistribution(context, model);
@@ -198,15 +198,15 @@ export class LlamaCppModel extends LocalModel {
       info.details = { ...info.details, stepCostAtLoad: describeStepCost(calibration) };
       parts.lane?.warmUp(() => laneFitsAtLoad(model, ctxSize));
     };
-    const threadPool = parts.pool;
-    const steps = threadPool && StepInterrupter.attach(context, (on) => threadPool.interrupt(on));
+    const steps = parts.pool && StepInterrupter.attach(context, (on) => parts.pool?.interrupt(on));
     // The lane's own request holds a slot of the main context too.
     if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
     if (parts.steps && options.stepsOnLoop !== false) parts.steps.onLoop = (tokens) => planner.onLoop(tokens);
     // Its requests take part of the process's cores from now on (a model on the GPU leaves them to the others).
     parts.modelCores.loaded(parts.device === "cpu" ? () => pool.busy > 0 : () => false);
     const drafts = parts.draft && { sequences: parts.draft.pairWith(sequences), length: new DraftLength(parts.draft.maxTokens, options.draft?.always), alone: () => barrier.generating <= 1 };
-    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane, drafts, sampler };
+    this.runtime = { llama: options.llama, model, vocabulary, pool, ids: options.ids ?? newId, barrier, planner, steps, lane: parts.lane, drafts, sampler,
+      readers: parts.readersDuringSteps ? ReaderWakes.attach(context) : undefined };
     this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
     info.details = { ...info.details, reasoning: targetReasons(this.target) };
     this.embeddings = new EmbeddingContext(model, this.target, options.threads);

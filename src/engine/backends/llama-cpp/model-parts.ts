@@ -32,6 +32,8 @@ export interface ModelParts {
   draft?: DraftModel;
   /** A prefix can be copied between its sequences by their cells (copy-prefix.ts): a model on the CPU. */
   cellCopies?: boolean;
+  /** Its event readers run while the next step computes (reader-wakes.ts): a model whose every layer is on a GPU. */
+  readersDuringSteps?: boolean;
 }
 
 /**

@@ -22,6 +22,7 @@ import { WHOLE_PROMPT_TOKENS, type StepPlanner } from "./step-planner.js";
 import { plainSampling, toEvaluateOptions } from "./sampling.js";
 import { evaluatePromptChunk, plainTokenLoop } from "./plain-token-loop.js";
 import type { StepSampler } from "./step-sampler.js";
+import type { ReaderWakes } from "./reader-wakes.js";
 import type { SlotLease, SlotPool } from "./slot-pool.js";
 import type { StepInterrupter } from "./step-interrupter.js";
 import { LANE_MIN_TOKENS, type PrefillLane } from "./prefill-lane.js";
@@ -46,6 +47,8 @@ export interface GenerationRuntime {
   drafts?: Drafts;
   /** Samples a step's sequences in one native call; absent: each through node-llama-cpp. */
   sampler?: StepSampler;
+  /** Wakes the readers of events, at once or once the next step is under way; absent: at once. */
+  readers?: ReaderWakes;
 }
 
 /** Events a reader may lag behind before the token loop pauses (and leaves the barrier meanwhile). */
@@ -56,7 +59,7 @@ export async function* runGeneration(runtime: GenerationRuntime, plan: Generatio
   throwIfAborted(signal);
   const grammarState = plan.grammar ? await compileGrammarState(runtime.llama, runtime.model, plan.grammar) : undefined;
   const lease = await runtime.pool.acquire(plan.prompt as Token[], signal);
-  const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS);
+  const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS, runtime.readers && ((reader) => runtime.readers?.wake(reader)));
   // Aborted by the caller's signal, or by a reader that stops early.
   const abandoned = new AbortController();
   const abandon = () => abandoned.abort();
