@@ -1,8 +1,8 @@
 /**
  * A small queue between a request's token loop (the producer) and whoever reads its events (the consumer), so a
  * consumer held up by a slow client does not hold the token loop — and through the decode barrier, every other
- * sequence. The producer pauses only when `capacity` events are waiting unread. The consumer is woken through `wake`
- * (reader-wakes.ts: at once, or once the model's next decode step is under way).
+ * sequence. The producer pauses only when `capacity` events are waiting unread. The consumer is woken through `wakeReader`:
+ * at once, or where the model says so once its next decode step is under way (reader-wakes.ts).
  */
 export class EventBuffer<T> {
   private readonly items: T[] = [];

@@ -47,7 +47,7 @@ export interface GenerationRuntime {
   drafts?: Drafts;
   /** Samples a step's sequences in one native call; absent: each through node-llama-cpp. */
   sampler?: StepSampler;
-  /** Wakes the readers of events, at once or once the next step is under way; absent: at once. */
+  /** Wakes the readers of events once the next step is under way (every layer on a GPU); absent: at once. */
   readers?: ReaderWakes;
 }
 
