@@ -44,7 +44,11 @@ const GPU_MISSING: Record<GpuBackendName, string> = {
  * machine lacks, or whose build does not start, is an error naming what is missing.
  */
 export async function openLlama(gpu: GpuChoice = "auto", warn: (message: string) => void = warnOnStderr): Promise<Llama> {
-  const options = { build: "never", logLevel: LlamaLogLevel.error, logger: logLlamaCpp } as const;
+  // maxThreads 0: kiln's core budget alone decides each context's threads (core-budget.ts). node-llama-cpp's own
+  // splitter (4 threads on a 2-core CPU) counted every context at the threads it was created with, so while a model
+  // and its prefill lane decoded, a second model's prompt step made the first model's next step wait for it: its
+  // stream stopped for 420–470 ms, against 32–91 ms without the splitter (bench/results/2026-11-27-vm-thread-splitter.md).
+  const options = { build: "never", logLevel: LlamaLogLevel.error, logger: logLlamaCpp, maxThreads: 0 } as const;
   // Loads parse GGUF headers in JavaScript; they must not stall the streams of models already serving.
   await yieldingGgufReads();
   if (gpu === false) return getLlama({ ...options, gpu: false });
