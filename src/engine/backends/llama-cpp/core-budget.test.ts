@@ -70,7 +70,7 @@ describe("CoreBudget", () => {
     const cores = shared.join();
     cores.loaded(() => true);
     const split = new CoreSplit(cores);
-    split.laneActive = () => true;
+    split.besideActive = () => true;
     split.recordLaneChunk(1000, 1000);
     expect(split.laneCores()).toBe(2);
     shared.join();

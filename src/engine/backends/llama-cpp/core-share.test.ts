@@ -136,7 +136,7 @@ describe("CoreSplit", () => {
   /** A split of `cores` threads on a machine that gives them all (no /proc readings: the share is the maximum). */
   const split = (cores: number, lane: boolean, busy: boolean) => {
     const result = new CoreSplit(new CoreShare(cores, () => undefined));
-    result.laneActive = () => lane;
+    result.besideActive = () => lane;
     result.mainBusy = () => busy;
     return result;
   };
@@ -144,6 +144,12 @@ describe("CoreSplit", () => {
   it("gives either side every core while the other is idle", () => {
     expect(split(2, false, true).mainCores()).toBe(2);
     expect(split(2, true, false).laneCores()).toBe(2);
+  });
+
+  it("gives an embedding batch the larger half while the main context serves requests, every core otherwise", () => {
+    expect([split(2, true, true).mainCores(), split(2, true, true).embeddingCores()]).toEqual([1, 1]);
+    expect([split(5, true, true).mainCores(), split(5, true, true).embeddingCores()]).toEqual([2, 3]);
+    expect(split(4, true, false).embeddingCores()).toBe(4);
   });
 
   it("splits the cores while both work, the larger half to the lane, one at least each", () => {
@@ -158,7 +164,7 @@ describe("CoreSplit", () => {
     const now = performance.now();
     const readings = [{ ...before, wallMs: now - 1000 }, { ...after, wallMs: now }];
     const result = Object.assign(new CoreSplit(new CoreShare(2, () => readings.shift())), { busy });
-    result.laneActive = () => true;
+    result.besideActive = () => true;
     result.mainBusy = () => result.busy;
     return result;
   };

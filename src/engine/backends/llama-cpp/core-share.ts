@@ -171,9 +171,11 @@ const LANE_GROW_SHARE = 0.3;
 const LANE_KEEP_SHARE = 0.2;
 
 /**
- * The cores of one model (its part of the process's: core-budget.ts) split between its main context and its prefill
- * lane (prefill-lane.ts) while both have work: the lane gets the larger half, since a prompt gains more from a thread
- * than a decode step does; alone, either gets all of them. A lone lane on a contended machine, with no other work in
+ * The cores of one model (its part of the process's: core-budget.ts) split between its main context and a context
+ * beside it — its prefill lane (prefill-lane.ts) or its embedding context (embedding-context.ts) — while both have
+ * work: the context beside gets the larger half, since a prompt or an embedding batch gains more from a thread than a
+ * decode step does; alone, either gets all of them. Steps of two threads each on 2 cores would wait out each other's
+ * time slices at every barrier: a stream beside an embedding batch of 32 texts took 10–52 s instead of 3–4. A lone lane on a contended machine, with no other work in
  * the process, may take every thread: its chunks
  * are whole 512-token batches (prefill-lane.ts), which gain from a thread beyond the process's share while
  * that thread still gets a fair part of a core (an 8k-token prompt with one of 2 cores kept busy: 68.6 tok/s on two
@@ -183,8 +185,8 @@ const LANE_KEEP_SHARE = 0.2;
  * chunks get, and grows or drops by the share of a core each of its threads got.
  */
 export class CoreSplit {
-  /** Whether the lane is evaluating a prompt. */
-  laneActive: () => boolean = () => false;
+  /** Whether a context beside the main one works: the lane evaluating a prompt, or an embedding batch. */
+  besideActive: () => boolean = () => false;
   /**
    * Whether the main context serves requests other than the lane's. Requests, not steps: a lane chunk lasts up to
    * half a second, and one started on every core while a stream was between two steps would share those cores with
@@ -200,13 +202,19 @@ export class CoreSplit {
 
   mainCores(): number {
     const cores = this.share.threads();
-    return this.laneActive() ? Math.max(1, Math.floor(cores / 2)) : cores;
+    return this.besideActive() ? Math.max(1, Math.floor(cores / 2)) : cores;
+  }
+
+  /** The embedding context's threads: the larger half while the main context serves requests, else all of them. */
+  embeddingCores(): number {
+    const cores = this.share.threads();
+    return this.mainBusy() ? largerHalf(cores) : cores;
   }
 
   laneCores(): number {
     const cores = this.share.threads();
     this.laneAlone = !this.mainBusy() && !this.share.shared?.();
-    this.laneThreads = this.laneAlone ? this.loneLaneThreads(cores) : Math.max(1, cores - Math.floor(cores / 2));
+    this.laneThreads = this.laneAlone ? this.loneLaneThreads(cores) : largerHalf(cores);
     return this.laneThreads;
   }
 
@@ -224,4 +232,9 @@ export class CoreSplit {
     if (cores >= max || this.laneThreadShare === undefined) return cores;
     return this.laneThreadShare >= (this.laneThreads >= max ? LANE_KEEP_SHARE : LANE_GROW_SHARE) ? max : cores;
   }
+}
+
+/** The part of `cores` a context beside the main one gets while both work (one at least). */
+function largerHalf(cores: number): number {
+  return Math.max(1, cores - Math.floor(cores / 2));
 }

@@ -16,10 +16,23 @@ import { checkTokenIds, type PlanTarget } from "../../generation-plan.js";
  */
 const MAX_EMBEDDING_CONTEXT = 8192;
 
-export class EmbeddingContext {
-  private context?: Promise<LlamaEmbeddingContext>;
+/** An opened embedding context, and what frees the threads kiln gave it (model-parts.ts). */
+export interface OpenedEmbeddingContext {
+  context: LlamaEmbeddingContext;
+  release(): void;
+}
 
-  constructor(private readonly model: LlamaModel, private readonly target: PlanTarget, private readonly threads: number) {}
+export class EmbeddingContext {
+  private context?: Promise<OpenedEmbeddingContext>;
+  /** Requests evaluating their inputs now (their steps share the model's cores with its main context). */
+  private running = 0;
+
+  constructor(private readonly model: LlamaModel, private readonly target: PlanTarget, private readonly openContext: (contextSize: number) => Promise<OpenedEmbeddingContext>) {}
+
+  /** Whether a request is evaluating its inputs. */
+  get active(): boolean {
+    return this.running > 0;
+  }
 
   /**
    * Checks every input, then evaluates them in order; aborting `signal` stops before the next input. Text is
@@ -30,7 +43,7 @@ export class EmbeddingContext {
     checkDimensions(modelId, this.model.embeddingVectorSize, request.dimensions);
     // Token ids are checked before any text is tokenized: a bad one is refused without that work.
     request.inputs.forEach((input, i) => typeof input !== "string" && checkTokenIds(this.target, input, `input.${i}`));
-    const context = await this.open();
+    const { context } = await this.open();
     const inputs: number[][] = [];
     const lengths: number[] = [];
     for (const input of request.inputs) {
@@ -50,10 +63,15 @@ export class EmbeddingContext {
         { param: "input", promptTokens: longest, contextSize: limit - 1 });
     }
     const vectors: number[][] = [];
-    for (const tokens of inputs) {
-      stopIfAborted(signal);
-      // getEmbeddingFor adds the markers in place: it gets a copy.
-      vectors.push(toUnitLength((await context.getEmbeddingFor([...tokens] as Token[])).vector));
+    this.running++;
+    try {
+      for (const tokens of inputs) {
+        stopIfAborted(signal);
+        // getEmbeddingFor adds the markers in place: it gets a copy.
+        vectors.push(toUnitLength((await context.getEmbeddingFor([...tokens] as Token[])).vector));
+      }
+    } finally {
+      this.running--;
     }
     return { model: modelId, vectors, inputTokens: lengths.reduce((sum, n) => sum + n, 0) };
   }
@@ -61,7 +79,9 @@ export class EmbeddingContext {
   async dispose(): Promise<void> {
     const context = this.context;
     this.context = undefined;
-    await (await context?.catch(() => undefined))?.dispose();
+    const opened = await context?.catch(() => undefined);
+    await opened?.context.dispose();
+    opened?.release();
   }
 
   private contextSize(): number {
@@ -69,9 +89,9 @@ export class EmbeddingContext {
   }
 
   /** Opens the context once; a failure (memory) is answered to this request and retried by the next. */
-  private open(): Promise<LlamaEmbeddingContext> {
+  private open(): Promise<OpenedEmbeddingContext> {
     const size = this.contextSize();
-    this.context ??= this.model.createEmbeddingContext({ contextSize: size, threads: this.threads }).catch((error: unknown) => {
+    this.context ??= this.openContext(size).catch((error: unknown) => {
       this.context = undefined;
       const reason = error instanceof Error ? error.message : String(error);
       throw new EngineError("backend_failure", `${this.target.modelId}: could not open an embedding context of ${size} tokens: ${reason}`);

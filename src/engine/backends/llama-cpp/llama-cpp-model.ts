@@ -32,7 +32,7 @@ import { reportModelDistribution } from "./logprobs.js";
 import { StepSampler, type SampleInline } from "./step-sampler.js";
 import { StepPlanner, type StepDevice } from "./step-planner.js";
 import { laneSupports, PrefillLane } from "./prefill-lane.js";
-import { laneFitsAtLoad, openDiskTier, openLaneContext, useCpuThreads, type ModelParts } from "./model-parts.js";
+import { laneFitsAtLoad, openDiskTier, openEmbeddingContext, openLaneContext, useCpuThreads, type ModelParts } from "./model-parts.js";
 import { runGeneration, type GenerationRuntime } from "./run-generation.js";
 import { StepInterrupter } from "./step-interrupter.js";
 import { ReaderWakes } from "./reader-wakes.js";
@@ -147,7 +147,6 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   if (draft && options.draft) info.details = { ...info.details, draftModel: basename(options.draft.path), draftMax: draft.maxTokens };
   const lane = cores && options.prefillLane !== false && options.parallel > 1 && laneSupports(model)
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores, cacheOptions)) : undefined;
-  if (cores && lane) cores.laneActive = () => lane.active;
   info.details = { ...info.details, ...(cpu && { cpuThreading: cpu.threading, prefillLane: lane !== undefined }), ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
   const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model), promptThread);
@@ -199,8 +198,8 @@ export class LlamaCppModel extends LocalModel {
       parts.lane?.warmUp(() => laneFitsAtLoad(model, ctxSize));
     };
     const steps = parts.pool && StepInterrupter.attach(context, (on) => parts.pool?.interrupt(on));
-    // The lane's own request holds a slot of the main context too.
-    if (parts.cores) parts.cores.mainBusy = () => pool.busy > (parts.lane?.active ? 1 : 0);
+    // The lane's own request holds a slot of the main context too; the lane and embedding batches work beside it.
+    if (parts.cores) Object.assign(parts.cores, { mainBusy: () => pool.busy > (parts.lane?.active ? 1 : 0), besideActive: () => parts.lane?.active || this.embeddings.active });
     if (parts.steps && options.stepsOnLoop !== false) parts.steps.onLoop = (tokens) => planner.onLoop(tokens);
     // Its requests take part of the process's cores from now on (a model on the GPU leaves them to the others).
     parts.modelCores.loaded(parts.device === "cpu" ? () => pool.busy > 0 : () => false);
@@ -209,7 +208,7 @@ export class LlamaCppModel extends LocalModel {
       readers: parts.readersDuringSteps ? ReaderWakes.attach(context) : undefined };
     this.target = { modelId: info.id, vocabulary, ctxSize, reasoning: options.reasoning };
     info.details = { ...info.details, reasoning: targetReasons(this.target) };
-    this.embeddings = new EmbeddingContext(model, this.target, options.threads);
+    this.embeddings = new EmbeddingContext(model, this.target, (size) => openEmbeddingContext(model, size, options.threads, parts.cores));
   }
 
   embed(request: EmbeddingRequest, options: GenerateOptions = {}): Promise<EmbeddingResult> {

@@ -4,6 +4,7 @@
  */
 import { freemem } from "node:os";
 import type { LlamaContext, LlamaContextOptions, LlamaModel } from "node-llama-cpp";
+import type { OpenedEmbeddingContext } from "./embedding-context.js";
 import type { ModelCores } from "./core-budget.js";
 import type { CoreSplit } from "./core-share.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS, type DecodeSteps } from "./decode-threads.js";
@@ -60,6 +61,18 @@ export async function openLaneContext(model: LlamaModel, ctxSize: number, option
   const { pool } = useCpuThreads(context, model, options.threads, () => cores.laneCores());
   const steps = pool && StepInterrupter.attach(context, (on) => pool.interrupt(on));
   return { context, mainStreams: options.parallel, steps, cores, release: () => pool?.release() };
+}
+
+/**
+ * The embedding context, opened at a model's first embedding request; on the CPU its steps take the cores the main
+ * context leaves it (core-share.ts), with a thread pool of its own, as the prefill lane's do.
+ */
+export async function openEmbeddingContext(model: LlamaModel, contextSize: number, threads: number, cores: CoreSplit | undefined): Promise<OpenedEmbeddingContext> {
+  const context = await model.createEmbeddingContext({ contextSize, threads });
+  // The LlamaContext node-llama-cpp's embedding context evaluates in (internal to the pinned 3.x release).
+  const inner = (context as unknown as { _llamaContext?: LlamaContext })._llamaContext;
+  const pool = cores && inner ? useCpuThreads(inner, model, threads, () => cores.embeddingCores()).pool : undefined;
+  return { context, release: () => pool?.release() };
 }
 
 /** The disk tier when configured; a folder that cannot be used costs a warning and the tier, not the model. */
