@@ -43,7 +43,7 @@ it("splits the model's cores between its main context and an embedding batch whi
   const firstToken = new Promise<void>((resolve) => { started = resolve; });
   const generation = (async () => {
     const events = [];
-    for await (const event of model.complete({ model: "m", prompt: "Story: once upon a time,", maxTokens: 400, sampling: { temperature: 0 }, ignoreEos: true })) {
+    for await (const event of model.complete({ model: "m", prompt: "Story: once upon a time,", maxTokens: 400, sampling: { temperature: 0, ignoreEos: true } })) {
       events.push(event);
       if (event.type === "text-delta") started();
     }
