@@ -175,9 +175,9 @@ const LANE_KEEP_SHARE = 0.2;
  * beside it — its prefill lane (prefill-lane.ts) or its embedding context (embedding-context.ts) — while both have
  * work: the context beside gets the larger half, since a prompt or an embedding batch gains more from a thread than a
  * decode step does; alone, either gets all of them. Steps of two threads each on 2 cores would wait out each other's
- * time slices at every barrier: a stream beside an embedding batch of 32 texts took 10–52 s instead of 3–4. A lone lane on a contended machine, with no other work in
- * the process, may take every thread: its chunks
- * are whole 512-token batches (prefill-lane.ts), which gain from a thread beyond the process's share while
+ * time slices at every barrier: a stream beside an embedding batch of 32 texts took 10–52 s instead of 3–4. A lone
+ * lane on a contended machine, with no other work in the process, may take every thread: its chunks are whole
+ * 512-token batches (prefill-lane.ts), which gain from a thread beyond the process's share while
  * that thread still gets a fair part of a core (an 8k-token prompt with one of 2 cores kept busy: 68.6 tok/s on two
  * threads, 63.4 on one; a 1.2k one with four busy loops, where one thread gets 0.38 of a core: 44 and 41), and lose
  * much on a machine loaded many times over (a 512-token step at a load of 14 on 2 cores: 16.3 s on two threads,

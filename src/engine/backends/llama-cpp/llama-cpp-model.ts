@@ -177,7 +177,7 @@ export class LlamaCppModel extends LocalModel {
     super();
     this.parallel = options.parallel;
     const sequences = Array.from({ length: options.parallel }, () => context.getSequence());
-    const alone = () => !parts.modelCores.shared() && !parts.lane?.active;
+    const alone = () => !parts.modelCores.shared() && !(parts.cores?.besideActive() ?? false);
     const planner = this.planner = new StepPlanner({ device: parts.device, soleSequence: options.parallel === 1, generating: () => barrier.generating, alone,
       cellsPerSequence: parts.cellCopies ? ctxSize : undefined });
     const pool = this.pool = new SlotPool(sequences, {
