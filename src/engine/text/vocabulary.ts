@@ -4,6 +4,7 @@
  * backend adapts its loaded model; other backends load the vocabulary alone (no weights) through node-llama-cpp, so
  * token ids, counts and prefix matching agree across backends.
  */
+import { stat } from "node:fs/promises";
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { createControlText, type ControlText, type ControlToken, type PromptPiece } from "./control-text.js";
 import { PromptThread } from "./prompt-thread.js";
@@ -104,22 +105,47 @@ export interface VocabularyScan {
   maxTokenBytes?: number;
 }
 
-/** Tokens scanned between two turns of the event loop (about 2 ms of work on a quiet machine, 15 on a busy one). */
-const SCAN_SLICE = 2048;
+/**
+ * How long one slice of the scan holds the event loop. A count of tokens per slice (2,048 before) took 2 ms on a quiet
+ * machine but 10–35 ms while another model streamed and a load took the second core: the stream's next step waited
+ * for it (bench/results/2026-11-27-vm-load-stalls.md).
+ */
+const SCAN_SLICE_MS = 2;
+/** Tokens between two looks at the clock (~0.2 ms of work). */
+const CLOCK_EVERY = 128;
+
+/** Scans by GGUF file (path, size, modification time): a model unloaded when idle and loaded again is not rescanned. */
+const scans = new Map<string, Promise<VocabularyScan>>();
 
 /**
- * One pass over the vocabulary: the control tokens (the ones llama.cpp parses only with special tokens on), and
- * the longest token text in bytes when the vocabulary covers every byte. A 152k-token vocabulary takes ~150 ms, so
- * the pass yields to the event loop between slices: a model loading on demand does not hold the other models'
- * streams for it.
+ * One pass over the vocabulary of the model loaded from `path`: the control tokens (the ones llama.cpp parses only
+ * with special tokens on), and the longest token text in bytes when the vocabulary covers every byte. A 152k-token
+ * vocabulary takes ~150 ms, so the pass yields to the event loop every few milliseconds: a model loading on demand
+ * does not hold the other models' streams for it.
  */
-export async function scanVocabulary(model: LlamaModel): Promise<VocabularyScan> {
+export async function scanVocabulary(model: LlamaModel, path: string): Promise<VocabularyScan> {
+  const file = await stat(path);
+  const key = `${path}\0${file.size}\0${file.mtimeMs}`;
+  let scan = scans.get(key);
+  if (!scan) {
+    scan = scanTokens(model);
+    scans.set(key, scan);
+    scan.catch(() => scans.delete(key));
+  }
+  return scan;
+}
+
+async function scanTokens(model: LlamaModel): Promise<VocabularyScan> {
   const controls: ControlToken[] = [];
   let maxTokenBytes = 0;
   let byteTokens = false;
   let scanned = 0;
+  let sliceStart = performance.now();
   for (const token of model.iterateAllTokens()) {
-    if (++scanned % SCAN_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (++scanned % CLOCK_EVERY === 0 && performance.now() - sliceStart >= SCAN_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
     const attributes = model.getTokenAttributes(token);
     const text = model.detokenize([token], true);
     if (attributes.control || attributes.unknown) {

@@ -10,8 +10,7 @@
  * performs at the next decode: a copy and a step of one token, less a step of one token.
  */
 import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
-import { partsFromCalibration, type StepDevice } from "./step-planner.js";
-import type { StepCostParts } from "./step-cost.js";
+import { DEVICE_PRIOR, type StepCostParts, type StepDevice } from "./step-cost.js";
 import { copyPrefix } from "./copy-prefix.js";
 
 /** Prompt tokens in the large step: enough to show the per-token part, cheap enough on a small CPU. */
@@ -77,3 +76,18 @@ export function describeStepCost(calibration: StepCalibration): { fixedMs: numbe
 }
 
 const round3 = (value: number): number => Math.round(value * 1000) / 1000;
+
+/** Two timed evaluations on an empty sequence: a step of `tokens` prompt tokens and a step of one. */
+export interface CalibrationTimings {
+  tokens: number;
+  manyMs: number;
+  oneMs: number;
+}
+
+/** The cost model's parts from a calibration: the line through its two steps, attention scaled from the prior. */
+export function partsFromCalibration(timings: CalibrationTimings, device: StepDevice): StepCostParts {
+  const prior = DEVICE_PRIOR[device];
+  const perToken = Math.max((timings.manyMs - timings.oneMs) / (timings.tokens - 1), timings.manyMs / timings.tokens / 50);
+  const fixed = Math.max(timings.oneMs - perToken, 0.01);
+  return { fixed, perToken, perTokenPerKDepth: perToken * (prior.perTokenPerKDepth / prior.perToken) };
+}

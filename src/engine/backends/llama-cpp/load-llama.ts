@@ -13,7 +13,7 @@ import { EngineError } from "../../../errors/engine-error.js";
 import { GgufFormatError, readGgufHeader } from "../../../gguf/read-gguf-header.js";
 import type { GpuBackendName, GpuChoice, GpuLayersChoice } from "../../engine-options.js";
 import { formatBytes } from "./fit-context.js";
-import { yieldingGgufReads } from "./gguf-read-turns.js";
+import { lightGgufReads } from "./gguf-reads.js";
 
 /**
  * llama.cpp reports a decode step stopped on purpose (a request abandoned mid-step, step-interrupter.ts: ggml status 1,
@@ -50,7 +50,7 @@ export async function openLlama(gpu: GpuChoice = "auto", warn: (message: string)
   // stream stopped for 420–470 ms, against 32–91 ms without the splitter (bench/results/2026-11-27-vm-thread-splitter.md).
   const options = { build: "never", logLevel: LlamaLogLevel.error, logger: logLlamaCpp, maxThreads: 0 } as const;
   // Loads parse GGUF headers in JavaScript; they must not stall the streams of models already serving.
-  await yieldingGgufReads();
+  await lightGgufReads();
   if (gpu === false) return getLlama({ ...options, gpu: false });
   if (gpu === "auto" || gpu === true) {
     let llama: Llama;

@@ -15,6 +15,15 @@
  * seen. The prior is a measurement at load (calibrate in step-planner.ts) or, before one, a guess by device.
  */
 
+/** Where a model's layers run, for the cost model's starting guess before anything is measured. */
+export type StepDevice = "cpu" | "gpu";
+
+/** Guesses replaced by the first measurement; a GPU step is mostly its fixed part, a CPU step mostly its tokens. */
+export const DEVICE_PRIOR: Record<StepDevice, StepCostParts> = {
+  cpu: { fixed: 2, perToken: 1, perTokenPerKDepth: 0.08 },
+  gpu: { fixed: 5, perToken: 0.02, perTokenPerKDepth: 0.002 },
+};
+
 /** A step's contents: the tokens it evaluated and the attention depth of its prompt tokens. */
 export interface StepShape {
   tokens: number;

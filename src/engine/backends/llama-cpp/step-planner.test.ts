@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { LOOP_STEP_MS, LOOP_STREAMS, MAX_STEP_TOKENS, MIN_PROMPT_TOKENS, partsFromCalibration, StepPlanner, STEP_LIMIT_MS, type StepDevice } from "./step-planner.js";
+import { LOOP_STEP_MS, LOOP_STREAMS, MAX_STEP_TOKENS, MIN_PROMPT_TOKENS, StepPlanner, STEP_LIMIT_MS, type StepDevice } from "./step-planner.js";
+import { partsFromCalibration } from "./calibrate-steps.js";
 import type { StepCostParts } from "./step-cost.js";
 
 /** A planner whose steps cost what `truth` says, fed `steps` of the given token counts (decoding sequences). */

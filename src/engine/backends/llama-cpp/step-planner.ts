@@ -27,8 +27,10 @@
  * fits its cost model from those steps, so its decisions follow the hardware and its load, not the order in which
  * loads arrived.
  */
-import { StepCostModel, type StepCostParts } from "./step-cost.js";
+import { DEVICE_PRIOR, StepCostModel, type StepCostParts, type StepDevice } from "./step-cost.js";
 import type { PrefixCopyWay } from "./copy-prefix.js";
+
+export type { StepDevice } from "./step-cost.js";
 
 /**
  * Prompts (uncached parts) of at most this many tokens are evaluated whole, outside the budget: chunking them would
@@ -59,15 +61,6 @@ const UNMEASURED_COPY_TOKENS = 64;
 const MOVE_STEPS = 16;
 /** Deep in a prompt a step holds at least depth ÷ this many tokens (128 at 4k, 256 at 8k, 512 from 16k). */
 const DEPTH_PER_MIN_TOKEN = 32;
-
-/** Where a model's layers run, for the cost model's starting guess before anything is measured. */
-export type StepDevice = "cpu" | "gpu";
-
-/** Guesses replaced by the first measurement; a GPU step is mostly its fixed part, a CPU step mostly its tokens. */
-const DEVICE_PRIOR: Record<StepDevice, StepCostParts> = {
-  cpu: { fixed: 2, perToken: 1, perTokenPerKDepth: 0.08 },
-  gpu: { fixed: 5, perToken: 0.02, perTokenPerKDepth: 0.002 },
-};
 
 /** One request evaluating its prompt in chunks. */
 export interface PrefillTicket {
@@ -233,21 +226,6 @@ export class StepPlanner {
     this.cost.reset(parts);
     this.prefixCopyMs = prefixCopyMs;
   }
-}
-
-/** Two timed evaluations on an empty sequence: a step of `tokens` prompt tokens and a step of one. */
-export interface CalibrationTimings {
-  tokens: number;
-  manyMs: number;
-  oneMs: number;
-}
-
-/** The cost model's parts from a calibration: the line through its two steps, attention scaled from the prior. */
-export function partsFromCalibration(timings: CalibrationTimings, device: StepDevice): StepCostParts {
-  const prior = DEVICE_PRIOR[device];
-  const perToken = Math.max((timings.manyMs - timings.oneMs) / (timings.tokens - 1), timings.manyMs / timings.tokens / 50);
-  const fixed = Math.max(timings.oneMs - perToken, 0.01);
-  return { fixed, perToken, perTokenPerKDepth: perToken * (prior.perTokenPerKDepth / prior.perToken) };
 }
 
 function clamp(value: number, min: number, max: number): number {
