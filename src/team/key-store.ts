@@ -88,6 +88,21 @@ export function hasStoredKeys(db: TeamDb): boolean {
   return db.get("SELECT 1 AS stored FROM api_keys LIMIT 1") !== undefined;
 }
 
+/**
+ * hasStoredKeys as a server asks it, before every request: once true it stays true (keys are revoked, never deleted),
+ * and until then the table is read again only when the database file has changed (`kiln keys create` in another
+ * process commits to it), not at every request.
+ */
+export function watchStoredKeys(db: TeamDb): () => boolean {
+  let known: { fingerprint: string; stored: boolean } | undefined;
+  return () => {
+    if (known?.stored) return true;
+    const fingerprint = db.fingerprint();
+    if (known?.fingerprint !== fingerprint) known = { fingerprint, stored: hasStoredKeys(db) };
+    return known.stored;
+  };
+}
+
 /** Revokes a key by id, or by the name of a live key. Returns the revoked key; undefined when none matched. */
 export function revokeKey(db: TeamDb, idOrName: string, now = Date.now()): StoredKey | undefined {
   return db.transaction(() => {

@@ -3,7 +3,6 @@
  * another process takes effect without a restart; a lookup is cached for at most `ttlMs`, and only while the
  * database file is unchanged (any commit by any process changes it), so a revocation counts from the next request.
  */
-import { statSync } from "node:fs";
 import type { KeyVerifier, Principal } from "../server/context.js";
 import { findKeyByHash, hashKey, isKeyLive, type StoredKey } from "./key-store.js";
 import type { Limits } from "./rate-limiter.js";
@@ -56,22 +55,12 @@ export class StoredKeyVerifier implements KeyVerifier {
 
   private lookup(hash: string): StoredKey | undefined {
     const now = this.clock();
-    // The fingerprint is taken before the read: a commit landing in between only makes the next check miss.
-    const fingerprint = this.fingerprint();
+    const fingerprint = this.db.fingerprint();
     const cached = this.cache.get(hash);
     if (cached && now - cached.at < this.ttlMs && cached.fingerprint === fingerprint) return cached.key;
     const key = findKeyByHash(this.db, hash);
     if (this.cache.size >= MAX_CACHED) this.cache.clear();
     this.cache.set(hash, { key, at: now, fingerprint });
     return key;
-  }
-
-  private fingerprint(): string {
-    try {
-      const stat = statSync(this.db.path, { bigint: true });
-      return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
-    } catch {
-      return "missing";
-    }
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { Engine } from "../engine/index.js";
 import type { KeyVerifier, Principal, ServerFeatures } from "../server/context.js";
-import { hasLiveKeys, hasStoredKeys } from "./key-store.js";
+import { hasLiveKeys, watchStoredKeys } from "./key-store.js";
 import { StoredKeyVerifier } from "./key-verifier.js";
 import { toRateLimitHeaders } from "./rate-limit-headers.js";
 import { RateLimiter } from "./rate-limiter.js";
@@ -84,7 +84,7 @@ export function createTeamFeatures(options: TeamFeaturesOptions): TeamFeatures {
     },
     attachEngine: (engine) => metrics.attachEngine(engine),
     hasLiveKeys: () => hasLiveKeys(db, clock()),
-    hasStoredKeys: () => hasStoredKeys(db),
+    hasStoredKeys: watchStoredKeys(db),
     metricsText: () => metrics.text(),
     metricsContentType: metrics.registry.contentType,
     observeModelLoad: (model, milliseconds) => metrics.observeModelLoad(model, milliseconds / 1000),

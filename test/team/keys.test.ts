@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { createKey, hashKey, hasLiveKeys, listKeys, revokeKey } from "../../src/team/key-store.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createKey, hashKey, hasLiveKeys, listKeys, revokeKey, watchStoredKeys } from "../../src/team/key-store.js";
 import { StoredKeyVerifier } from "../../src/team/key-verifier.js";
 import { TeamDb } from "../../src/team/team-db.js";
 import { makeHome, runKiln } from "../helpers/team-cli.js";
@@ -124,6 +124,24 @@ describe("StoredKeyVerifier", () => {
     revokeKey(db, "k");
     verifier.verify(key);
     expect(used).toEqual([stored.id]);
+  });
+});
+
+describe("watchStoredKeys", () => {
+  it("reads the table again only once the database file changed, and stays true once a key was stored", async () => {
+    const home = makeHome();
+    const db = open(home);
+    const reads = vi.spyOn(db, "get");
+    const stored = watchStoredKeys(db);
+    for (let i = 0; i < 5; i++) expect(stored()).toBe(false);
+    expect(reads).toHaveBeenCalledTimes(1);
+    // Another process creates a key: its commit changes the file, so the next question reads the table.
+    expect((await runKiln(home, ["keys", "create", "--name", "elsewhere"])).code).toBe(0);
+    expect(stored()).toBe(true);
+    expect(reads).toHaveBeenCalledTimes(2);
+    expect((await runKiln(home, ["keys", "revoke", "elsewhere"])).code).toBe(0);
+    for (let i = 0; i < 5; i++) expect(stored()).toBe(true);
+    expect(reads).toHaveBeenCalledTimes(2);
   });
 });
 
