@@ -34,6 +34,10 @@ interface ReadOffset { offset: number; moveBy(amount: number): void }
 interface FileReader {
   readUint32(offset: ReadOffset | number): unknown;
   readUint64(offset: ReadOffset | number): unknown;
+  /** Reads more of the file when the range is not in `_buffer` yet: a promise then, else undefined. */
+  ensureHasByteRange?(offset: number, length: number): unknown;
+  /** The file's bytes read so far, from its start. */
+  _buffer?: Buffer;
 }
 type ReadValue = (this: { _fileReader: FileReader }, type: number, offset: unknown) => unknown;
 type BufferRead = (this: object, offset: unknown, length: number, reader: unknown) => unknown;
@@ -114,11 +118,38 @@ function skippingLongArrays(readValue: ReadValue): ReadValue {
   };
 }
 
-/** Moves past `count` strings by their lengths alone; a promise when a read must wait (more of the file, a turn). */
+/**
+ * Moves past `count` strings by their lengths alone, read straight from the reader's buffer (a reader call per string
+ * allocated ~140 bytes each: 42 MB of garbage for a Qwen vocabulary); a promise when more of the file must be read.
+ */
 function skipStrings(file: FileReader, at: ReadOffset, count: number, from: number): unknown {
+  if (typeof file.ensureHasByteRange !== "function" || !Buffer.isBuffer(file._buffer)) return skipStringsByReads(file, at, count, from);
+  for (let i = from; i < count;) {
+    const buffer: Buffer = file._buffer!;
+    const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    let offset = at.offset;
+    while (i < count && offset + 8 <= view.byteLength) {
+      const length = view.getUint32(offset, true) + view.getUint32(offset + 4, true) * 2 ** 32;
+      if (offset + 8 + length > view.byteLength) break;
+      offset += 8 + length;
+      i++;
+    }
+    at.moveBy(offset - at.offset);
+    if (i === count) break;
+    // The next string is not all in the buffer: read on (node-llama-cpp reads 4 MB ahead), then go on from it.
+    const needed = offset + 8 <= view.byteLength ? 8 + view.getUint32(offset, true) + view.getUint32(offset + 4, true) * 2 ** 32 : 8;
+    const more = file.ensureHasByteRange(offset, needed);
+    if (more instanceof Promise) return more.then(() => skipStrings(file, at, count, i));
+    if (file._buffer === buffer) return skipStringsByReads(file, at, count, i);
+  }
+  return undefined;
+}
+
+/** The same through the reader's calls, where its buffer is not reachable. */
+function skipStringsByReads(file: FileReader, at: ReadOffset, count: number, from: number): unknown {
   for (let i = from; i < count; i++) {
     const length = file.readUint64(at);
-    if (length instanceof Promise) return length.then((bytes: bigint) => (at.moveBy(Number(bytes)), skipStrings(file, at, count, i + 1)));
+    if (length instanceof Promise) return length.then((bytes: bigint) => (at.moveBy(Number(bytes)), skipStringsByReads(file, at, count, i + 1)));
     at.moveBy(Number(length));
   }
   return undefined;
