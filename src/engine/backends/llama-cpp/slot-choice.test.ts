@@ -98,6 +98,21 @@ describe("chooseSlot", () => {
     expect(chooseSlot(slots, 230, copyFrom(2, false))).toEqual({ slot: 8, donor: { slot: 3, shared: 4, way: "stream" } });
   });
 
+  it("fills a gap between decoding slots before growing the edge of their run", () => {
+    // Eight streams of unique prompts: 2–4 and 7–9 generate, 5 and 6 hold finished replies, 10 a shorter one. Slot 10
+    // loses a few tokens less, but 8 and 9 would then stay a run apart from 2–4 (two passes a step); 5 joins them.
+    const gen = { held: 300, common: 32, busy: true, generating: true };
+    const slots = views({ held: 317, common: 29 }, { held: 358, common: 29 }, gen, gen, gen, { held: 358, common: 32 }, { held: 358, common: 32 },
+      gen, gen, gen, { held: 326, common: 32 }, { held: 0 });
+    expect(chooseSlot(slots, 230, copyFrom(16, true))).toEqual({ slot: 5 });
+    expect(chooseSlot(slots, 230)).toEqual({ slot: 5 });
+    // A move goes to a gap too: the empty slot 5 loses least but lies apart from the streams, so the prompt takes slot
+    // 1 (between the streams in 0 and 3) and its document moves to 5, rather than slot 4's shorter one at the edge.
+    const stream = { held: 200, busy: true, generating: true };
+    const documents = views(stream, { held: 930 }, { held: 930 }, stream, { held: 900 }, { held: 0 }, { held: 0 });
+    expect(chooseSlot(documents, 48, copyFrom(16, true))).toEqual({ slot: 1, moveTo: 5 });
+  });
+
   it("waits when every slot is busy", () => {
     expect(chooseSlot(views({ held: 10, busy: true }), 50, copyFrom(16))).toBeUndefined();
   });

@@ -4,7 +4,8 @@
  *
  * The slot: the one sharing the longest real prefix with the prompt; without one, the one whose cache it would erase
  * least, except that losses within a factor of two of each other weigh the same and then a sequence next to decoding
- * ones goes first (llama.cpp decodes consecutive sequence ids in one pass over the weights: batch-order.ts).
+ * ones goes first, in a gap between them before one at the edge of their run (llama.cpp decodes consecutive sequence
+ * ids in one pass over the weights: batch-order.ts).
  *
  * The copy (copy-prefix.ts), when the step planner says it costs less than evaluating the tokens it spares (and which
  * way it goes):
@@ -74,12 +75,16 @@ export interface CopyCosts {
   movePays(held: number): boolean;
 }
 
-/** A free slot as the ranking weighs it: tokens it shares, cached tokens it would erase, decoding slots beside it. */
+/**
+ * A free slot as the ranking weighs it: tokens it shares, cached tokens it would erase, decoding slots beside it, and
+ * the gap between decoding slots it lies in.
+ */
 interface Candidate<S> {
   view: SlotView<S>;
   shared: number;
   lost: number;
   decodingNeighbours: number;
+  gap: number;
 }
 
 /**
@@ -133,13 +138,31 @@ function withDonor<S>(views: SlotView<S>[], chosen: SlotView<S>, promptTokens: n
 const decodingBeside = <S>(views: SlotView<S>[], index: number): number =>
   Number(views[index - 1]?.decoding ?? false) + Number(views[index + 1]?.decoding ?? false);
 
-/** The free slot with the most decoding slots beside it (the fewest tokens to move among equals), other than `not`. */
+/**
+ * How many slots lie between the decoding slots nearest to `index` on either side (Infinity past the outermost ones).
+ * Beside decoding slots, a slot in a gap comes before one at the edge: filling a gap joins two runs of decoding ids into
+ * one pass, where growing the edge leaves both passes. With 8 streams of unique prompts in 32 slots, growing the edges
+ * kept 8 sequences in 2–3 runs (a quarter of the steps took two or three passes, each step 72–78 ms against 48–70 in one).
+ */
+function gapAround<S>(views: SlotView<S>[], index: number): number {
+  let left = index - 1;
+  while (left >= 0 && !views[left]!.decoding) left--;
+  let right = index + 1;
+  while (right < views.length && !views[right]!.decoding) right++;
+  return left >= 0 && right < views.length ? right - left - 1 : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The free slot with the most decoding slots beside it (in the smallest gap, then with the fewest tokens to move among
+ * equals), other than `not`.
+ */
 function besideDecoding<S>(views: SlotView<S>[], not: SlotView<S>): SlotView<S> | undefined {
-  let best: { view: SlotView<S>; beside: number } | undefined;
+  let best: { view: SlotView<S>; beside: number; gap: number } | undefined;
   for (const [index, view] of views.entries()) {
     const beside = decodingBeside(views, index);
     if (view.busy || view === not || beside === 0) continue;
-    if (!best || beside > best.beside || (beside === best.beside && view.held < best.view.held)) best = { view, beside };
+    const gap = gapAround(views, index);
+    if (!best || beside > best.beside || (beside === best.beside && (gap < best.gap || (gap === best.gap && view.held < best.view.held)))) best = { view, beside, gap };
   }
   return best?.view;
 }
@@ -154,7 +177,8 @@ function rankFree<S>(views: SlotView<S>[], sharedOf: (view: SlotView<S>) => numb
     // a sequence that holds nothing but a prefix of this prompt loses nothing, so any share of it counts.
     const shared = common >= MIN_REUSE || (common > 0 && common === view.held) ? common : 0;
     const decodingNeighbours = decodingBeside(views, index);
-    const candidate = { view, shared, lost: view.held - view.common, decodingNeighbours };
+    const gap = decodingNeighbours > 0 ? gapAround(views, index) : Number.POSITIVE_INFINITY;
+    const candidate = { view, shared, lost: view.held - view.common, decodingNeighbours, gap };
     if (!best || ranksAbove(candidate, best)) best = candidate;
   }
   return best;
@@ -168,6 +192,7 @@ function ranksAbove<S>(a: Candidate<S>, b: Candidate<S>): boolean {
   // tokens) outranks adjacency.
   if (!withinTwice(Math.max(a.lost, SMALL_LOSS), Math.max(b.lost, SMALL_LOSS))) return a.lost < b.lost;
   if (a.decodingNeighbours !== b.decodingNeighbours) return a.decodingNeighbours > b.decodingNeighbours;
+  if (a.gap !== b.gap) return a.gap < b.gap;
   if (a.lost !== b.lost) return a.lost < b.lost;
   return a.view.lastUsed < b.view.lastUsed;
 }
