@@ -7,29 +7,22 @@
  * coder model's first token, and the gaps of the stream alone.
  *
  * Builds alternate by round: KILN_BINS="/path/a/bin/kiln.js,/path/b/bin/kiln.js" (default: this checkout's).
- * ROUNDS (default 4). BUSY=1 keeps one core busy (`yes`) throughout. Prints one JSON line per load, then a summary.
+ * ROUNDS (default 4). BUSY=1 keeps one core busy (a spinning process) throughout. Prints one JSON line per load, then a summary.
  */
-import { spawn } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
+import { readSettings } from "../lib/config.js";
+import { startBusyCore } from "../lib/long-prompts.js";
+import { startKiln } from "../lib/servers.js";
 
 const bins = (process.env.KILN_BINS ?? fileURLToPath(new URL("../../bin/kiln.js", import.meta.url))).split(",");
 const rounds = Number(process.env.ROUNDS ?? 4);
 const CODER = "qwen2.5-coder-0.5b";
 const DEFAULT = "smollm2-135m";
+const settings = readSettings({ ...process.env, BENCH_CTX: "4096" });
 
-function startServe(bin) {
-  const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--log-level", "warn", "--model", DEFAULT, "--keep-alive", "1s", "--ctx-size", "4096", "--parallel", "1"], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  return new Promise((resolve, reject) => {
-    child.stderr.setEncoding("utf8").on("data", (chunk) => {
-      stderr += chunk;
-      const url = /^Anthropic base URL: (\S+)/m.exec(stderr)?.[1];
-      if (url && /^auth: /m.test(stderr)) resolve({ child, url });
-    });
-    child.once("exit", (code) => reject(new Error(`kiln serve exited (${code}):\n${stderr}`)));
-  });
-}
+/** `kiln serve` with the default model declared, in the user's home (its store holds the coder model, unloaded). */
+const startServe = (bin) => startKiln(settings, { bin, home: settings.kilnHome, model: DEFAULT, parallel: 1, extraArgs: ["--keep-alive", "1s"] });
 
 /** A streamed chat request; the arrival time (ms) of every chunk. */
 async function chunkTimes(url, model, maxTokens, content) {
@@ -59,38 +52,37 @@ async function loadedModels(url) {
 }
 
 async function main() {
-  const busy = process.env.BUSY === "1" ? spawn("yes", { stdio: ["ignore", "ignore", "ignore"] }) : undefined;
+  const stopBusy = process.env.BUSY === "1" ? startBusyCore() : undefined;
   const results = [];
   try {
     for (let round = 0; round < rounds; round++) {
       for (const bin of round % 2 === 0 ? bins : [...bins].reverse()) {
         const serve = await startServe(bin);
         try {
-          await chunkTimes(serve.url, DEFAULT, 32, "hi");
-          const alone = summary(gapsWithin(await chunkTimes(serve.url, DEFAULT, 400, story)));
+          await chunkTimes(serve.baseUrl, DEFAULT, 32, "hi");
+          const alone = summary(gapsWithin(await chunkTimes(serve.baseUrl, DEFAULT, 400, story)));
           for (const load of ["first", "again"]) {
-            const stream = chunkTimes(serve.url, DEFAULT, 400, story);
+            const stream = chunkTimes(serve.baseUrl, DEFAULT, 400, story);
             await new Promise((resolve) => setTimeout(resolve, 300));
             const asked = performance.now();
-            const coder = await chunkTimes(serve.url, CODER, 16, "Write a Python function that adds two numbers.");
+            const coder = await chunkTimes(serve.baseUrl, CODER, 16, "Write a Python function that adds two numbers.");
             const times = await stream;
             const firstToken = coder[1] ?? coder[0];
             const row = { bin, round, load, loadAndFirstTokenMs: Math.round(firstToken - asked), alone, duringLoad: summary(gapsWithin(times, asked, firstToken)) };
             results.push(row);
             console.log(JSON.stringify(row));
-            while ((await loadedModels(serve.url)).includes(CODER)) await new Promise((resolve) => setTimeout(resolve, 200));
+            while ((await loadedModels(serve.baseUrl)).includes(CODER)) await new Promise((resolve) => setTimeout(resolve, 200));
           }
         } finally {
-          serve.child.kill("SIGTERM");
-          await new Promise((resolve) => serve.child.once("exit", resolve));
+          await serve.stop();
         }
       }
     }
   } finally {
-    busy?.kill();
+    stopBusy?.();
   }
   const medianOf = (values) => values.sort((a, b) => a - b)[values.length >> 1];
-  const out = { cpu: cpus()[0]?.model, cores: cpus().length, busyCore: Boolean(busy), rounds, builds: {} };
+  const out = { cpu: cpus()[0]?.model, cores: cpus().length, busyCore: Boolean(stopBusy), rounds, builds: {} };
   for (const bin of bins) {
     for (const load of ["first", "again"]) {
       const rows = results.filter((r) => r.bin === bin && r.load === load);
