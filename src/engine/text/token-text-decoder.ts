@@ -9,6 +9,7 @@ const REPLACEMENT = "\uFFFD";
 /** A character is at most 4 bytes, so more pending tokens than this means a genuinely invalid sequence. */
 const MAX_PENDING = 4;
 const CONTEXT_TOKENS = 4;
+const TRAILING_REPLACEMENTS = /\uFFFD+$/;
 
 export class TokenTextDecoder {
   private pending: number[] = [];
@@ -26,11 +27,15 @@ export class TokenTextDecoder {
     return text;
   }
 
-  /** Whatever is still held when generation ends. */
+  /**
+   * Whatever is still held when generation ends, less the bytes of a character the last tokens began but did not
+   * finish (a reply cut by its token limit inside an emoji): a reply ends at its last whole character rather than in
+   * U+FFFD, which a shell pipeline or a JSON consumer would otherwise keep as part of the answer.
+   */
   flush(): string {
     if (this.pending.length === 0) return "";
     const text = this.vocabulary.detokenize(this.pending, false, this.context);
     this.pending = [];
-    return text;
+    return text.replace(TRAILING_REPLACEMENTS, "");
   }
 }
