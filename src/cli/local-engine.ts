@@ -14,10 +14,11 @@ export interface LocalEngine {
 }
 
 /**
- * Resolves and loads `flags.model` (the default model when absent) with `parallel` sequences (default 1).
+ * Resolves and loads `flags.model` (the default model when absent) with `parallel` sequences (default 1) and, unless
+ * --ctx-size says otherwise, a context of at most `ctxSizeAtMost` tokens where the caller knows what it needs.
  * `quiet` hides pull progress and load warnings (while a full-screen UI owns the terminal).
  */
-export async function openLocalEngine(flags: ModelFlags & { parallel?: number }, options: { quiet?: boolean } = {}): Promise<LocalEngine> {
+export async function openLocalEngine(flags: ModelFlags & { parallel?: number; ctxSizeAtMost?: number }, options: { quiet?: boolean } = {}): Promise<LocalEngine> {
   const { resolveModel, parseModelRef, createProgressRenderer, DEFAULT_MODEL } = await import("../models/index.js");
   const ref = flags.model ?? DEFAULT_MODEL;
   const renderer = options.quiet ? undefined : createProgressRenderer(process.stderr);
@@ -37,7 +38,8 @@ export async function openLocalEngine(flags: ModelFlags & { parallel?: number },
   const { createEngine } = await import("../engine/index.js");
   const id = parseModelRef(ref).name;
   const engine = await createEngine({
-    models: [{ id, path, backend: flags.backend, draft }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize, threads: flags.threads,
+    models: [{ id, path, backend: flags.backend, draft }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize,
+    ctxSizeAtMost: flags.ctxSizeAtMost, threads: flags.threads,
     gpu: toGpuChoice(flags.gpu), gpuLayers: flags.gpuLayers, flashAttention: flags.flashAttention,
     // Load warnings go to stderr, except while a full-screen UI owns the terminal.
     warn: options.quiet ? () => undefined : undefined,

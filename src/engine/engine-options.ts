@@ -70,6 +70,13 @@ export interface BackendSettings {
    * min(train context, 4096).
    */
   ctxSize?: number;
+  /**
+   * With no ctxSize, a llama.cpp model's default context holds at most this many tokens per sequence: a one-shot
+   * reply (`kiln run`) knows what its prompt and reply can take, and a context of the model's whole length would cost
+   * its KV cache's memory and the time llama.cpp takes to clear it (1 s and 0.9 GB for Qwen2.5-Coder-1.5B's 32k on 2
+   * CPU cores).
+   */
+  ctxSizeAtMost?: number;
   /** Reuse cached prompt prefixes across requests (default true; false for benchmarks). */
   prefixCache?: boolean;
   /**

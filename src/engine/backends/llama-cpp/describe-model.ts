@@ -49,7 +49,7 @@ export async function describeModel(llama: Llama, model: LlamaModel, context: Ll
       contextMemory: ram + vram,
       contextMemoryRam: ram,
       contextMemoryVram: vram,
-      /** Why the context has its size: "asked", "train" (the model's own), "cpu-cap" or "memory" (what fits). */
+      /** Why the context has its size: "asked", "train" (the model's own), "cpu-cap", "memory" (what fits) or "needed" (all a one-shot reply can take). */
       contextSizeSource: choice.source,
       placement,
     },

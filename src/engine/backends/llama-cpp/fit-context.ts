@@ -29,8 +29,8 @@ const CONTEXT_STEP = 1024;
 export const CPU_DEFAULT_CONTEXT_CAP = 32_768;
 const CPU_RAM_SHARE = 0.25;
 
-/** Why a context has its size: asked for, the model's train context, the CPU cap, or what fits in memory. */
-export type ContextSource = "asked" | "train" | "cpu-cap" | "memory";
+/** Why a context has its size: asked for, the model's train context, the CPU cap, what fits in memory, or what the caller needs. */
+export type ContextSource = "asked" | "train" | "cpu-cap" | "memory" | "needed";
 
 export interface ContextChoice {
   /** Tokens per sequence. */
@@ -44,6 +44,8 @@ export interface ContextShape {
   lane: boolean;
   /** KV cells (tokens × sequences) the main context may hold at most (kvCellLimit). */
   maxCells?: number;
+  /** Tokens per sequence the caller can need at most (a one-shot reply: its prompt and its reply's limit). */
+  atMost?: number;
 }
 
 /** Bytes each memory may take. */
@@ -63,13 +65,15 @@ export async function chooseContextSize(llama: Llama, model: LlamaModel, shape: 
   const train = model.trainContextSize;
   const onGpu = model.gpuLayers > 0;
   const cellCap = Math.floor((shape.maxCells ?? Number.POSITIVE_INFINITY) / shape.sequences / LLAMA_CONTEXT_PAD) * LLAMA_CONTEXT_PAD;
-  const cap = Math.min(onGpu ? train : Math.min(train, CPU_DEFAULT_CONTEXT_CAP), cellCap);
+  const needCap = shape.atMost === undefined ? Number.POSITIVE_INFINITY : Math.ceil(shape.atMost / LLAMA_CONTEXT_PAD) * LLAMA_CONTEXT_PAD;
+  const cap = Math.min(onGpu ? train : Math.min(train, CPU_DEFAULT_CONTEXT_CAP), cellCap, needCap);
   const budget = await memoryBudget(llama, onGpu);
   const fits = async (size: number): Promise<boolean> => {
     const need = await contextNeeds(model, size, shape);
     return need.cpuRam <= budget.ram && need.gpuVram <= budget.vram;
   };
   const size = await largestFitting(Math.min(train, MIN_DEFAULT_CONTEXT), cap, fits);
+  if (cap === needCap && size === cap && cap < train) return { size, source: "needed" };
   if (size < cap || cap === cellCap) return { size, source: "memory" };
   return { size, source: cap < train ? "cpu-cap" : "train" };
 }

@@ -50,11 +50,10 @@ export interface LlamaCppModelOptions extends KvCacheSettings {
   llama: Llama;
   /** Sequences decoded together in one context. */
   parallel: number;
-  /**
-   * Tokens per sequence (prompt + output). Default: the largest up to the train context that fits the memory free
-   * for all sequences (fit-context.ts).
-   */
+  /** Tokens per sequence (prompt + output); default: the largest up to the train context that fits (fit-context.ts). */
   ctxSize?: number;
+  /** With no ctxSize, the most tokens per sequence the default context takes (engine-options.ts). */
+  ctxSizeAtMost?: number;
   /** Layers offloaded to the GPU (default "auto": as many as fit beside the context). */
   gpuLayers?: GpuLayersChoice;
   /** Where load warnings go (a GPU load retried on the CPU, a partial offload); default: stderr. */
@@ -114,15 +113,16 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   // A context the Vulkan backend would abort on is refused before anything loads (fit-context.ts).
   const cells = await kvCellLimit(options.llama, options.path);
   if (options.ctxSize !== undefined) await checkCellLimit(options.llama, cells, { id: options.id, path: options.path, size: options.ctxSize, sequences: options.parallel });
-  // "auto" layers leave VRAM for the asked context, or DEFAULT_FIT_CONTEXT per sequence; the default context then takes
-  // what memory is left.
-  const fitTokens = Math.min((options.ctxSize ?? DEFAULT_FIT_CONTEXT) * options.parallel, cells.cells);
+  // "auto" layers leave VRAM for the asked context, or DEFAULT_FIT_CONTEXT per sequence (less when the caller needs
+  // less); the default context then takes what memory is left.
+  const wanted = options.ctxSize ?? Math.min(DEFAULT_FIT_CONTEXT, options.ctxSizeAtMost ?? DEFAULT_FIT_CONTEXT);
+  const fitTokens = Math.min(wanted * options.parallel, cells.cells);
   const model = await loadGgufModel(options.llama, options.path, { gpuLayers: options.gpuLayers, fitTokens, warn: options.warn ?? warnOnStderr });
   // The CPU machinery (core share, thread pools, the prefill lane) pays only where every layer runs on the CPU.
   const device: StepDevice = options.llama.gpu === false || model.gpuLayers === 0 ? "cpu" : "gpu";
   const lanePossible = device === "cpu" && options.prefillLane !== false && options.parallel > 1;
   const choice: ContextChoice = options.ctxSize !== undefined ? { size: options.ctxSize, source: "asked" }
-    : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model), maxCells: cells.cells });
+    : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model), maxCells: cells.cells, atMost: options.ctxSizeAtMost });
   const ctxSize = choice.size;
   const cacheOptions = kvCacheContextOptions(options);
   let context: LlamaContext;
