@@ -28,4 +28,15 @@ describe("PromptThread", () => {
     expect(await lazy.tokenize([text])).toEqual(expected);
     await model.dispose();
   });
+
+  it("is stopped only once the jobs it was given end: never inside the vocabulary load of its warm-up", async () => {
+    // A model whose context does not fit disposes its prompt thread while the warm-up may still be loading. Terminated
+    // inside that native call, the worker aborted the whole process; this job, asked just before the dispose, is in
+    // the same place.
+    const thread = new PromptThread(realModelPath());
+    const tokens = thread.tokenize(["hello there"]);
+    await thread.dispose();
+    expect(thread.started).toBe(false);
+    expect((await tokens).length).toBeGreaterThan(0);
+  });
 });

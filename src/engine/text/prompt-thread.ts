@@ -60,6 +60,8 @@ interface Pending { resolve(reply: Reply): void; reject(error: Error): void }
 export class PromptThread {
   private worker?: Worker;
   private readonly pending = new Map<number, Pending>();
+  /** The answers still awaited. */
+  private readonly answers = new Set<Promise<Reply>>();
   private nextId = 0;
 
   constructor(private readonly modelPath: string) {}
@@ -89,18 +91,28 @@ export class PromptThread {
     await this.ask({ pieces: [] }).catch(() => undefined);
   }
 
+  /**
+   * Stops the worker once the jobs it was given have ended. Terminated inside one of node-llama-cpp's native calls
+   * (the vocabulary load of its warm-up, when the model's own load fails first), the worker's thread is torn down
+   * before the call completes, and the completion throws where nothing can catch it: the whole process aborted.
+   */
   async dispose(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
+    await Promise.allSettled(this.answers);
     await worker?.terminate();
   }
 
   private ask(job: object): Promise<Reply> {
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
+    const answer = new Promise<Reply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.start().postMessage({ id, ...job });
     });
+    this.answers.add(answer);
+    const settled = () => void this.answers.delete(answer);
+    answer.then(settled, settled);
+    return answer;
   }
 
   private start(): Worker {
