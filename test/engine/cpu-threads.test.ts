@@ -54,6 +54,20 @@ describe("persistent thread pool", () => {
     expect(pooled.text).toBe(single.text);
   });
 
+  it("attaches to a context llama.cpp holds larger than asked (2 × 8,000 tokens, padded to 2 × 8,192)", async () => {
+    // node-llama-cpp keeps the asked size when its own padding would reach the train context; llama.cpp pads each
+    // sequence's cells to 256 anyway. The native module then took the two sizes for a layout it could not confirm and
+    // left the context without its pool and step sampler: one stream ran at 60% of its speed.
+    const model = await loadLlamaCppModel({ id: "m", path: realModelPath(), llama, parallel: 2, ctxSize: 8000, threads: 2, prefixCache: false, prefillLane: false });
+    try {
+      expect(model.info.details?.cpuThreading).toBe("persistent pool");
+      expect(model.info.contextSize).toBe(8000);
+      expect(textOf(await readEvents(model.complete(request))).length).toBeGreaterThan(0);
+    } finally {
+      await model.dispose();
+    }
+  });
+
   it("leaves its workers asleep while the context steps on one thread, and decodes what one thread decodes", async () => {
     const greedy = async (threads: number, switching: boolean) => {
       const before = new Set(threadIds());
