@@ -49,7 +49,8 @@ async function main() {
   } finally {
     stopBusy?.();
   }
-  const result = { date: new Date().toISOString(), machine, settings: { model: settings.modelName, parallel: settings.parallel, ctxPerSequence: settings.ctxPerSequence, threads: settings.threads, levels, seconds, rounds, busy, base }, runs };
+  const ignoreEos = env.IGNORE_EOS === "1";
+  const result = { date: new Date().toISOString(), machine, settings: { model: settings.modelName, parallel: settings.parallel, ctxPerSequence: settings.ctxPerSequence, threads: settings.threads, levels, seconds, rounds, busy, base, ignoreEos }, runs };
   const name = join(RESULTS_DIR, `${result.date.slice(0, 10)}-${hostname()}-mixed${busy ? "-busy" : ""}`);
   // A second run on the same day gets its start time in the name rather than replacing the first.
   const file = existsSync(`${name}.md`) ? `${name}-${result.date.slice(11, 16).replace(":", "")}` : name;
@@ -62,7 +63,7 @@ function render(result) {
   const { machine, settings: s } = result;
   return [`# Mixed traffic, ${result.date.slice(0, 10)}`, "",
     `${machine.cpu.model}, ${s.threads} threads${s.busy ? ", one core kept busy by another process" : ""}; model ${s.model}; ${s.parallel} slots of ${s.ctxPerSequence} tokens;`
-    + ` unique ~230-token prompts, 128 tokens out, ${s.seconds} s per level.`, "",
+    + ` unique ~230-token prompts, ${s.ignoreEos ? "128 tokens out for every request (ignore_eos)" : "up to 128 tokens out"}, ${s.seconds} s per level.`, "",
     ...renderMixedRounds(result.runs)].join("\n") + "\n";
 }
 
