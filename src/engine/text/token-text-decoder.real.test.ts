@@ -8,7 +8,6 @@ const { realModelPath } = (await import(realModelHelper)) as { realModelPath: ()
 
 describe("TokenTextDecoder on the default model's byte-level vocabulary", () => {
   let model: LlamaModel;
-  let decoder: TokenTextDecoder;
   const tokenize = (text: string) => model.tokenize(text) as number[];
   beforeAll(async () => {
     const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
@@ -17,7 +16,7 @@ describe("TokenTextDecoder on the default model's byte-level vocabulary", () => 
   afterAll(async () => model?.dispose());
 
   const decode = (tokens: number[]) => {
-    decoder = new TokenTextDecoder({ detokenize: (ids, special, context) => model.detokenize(ids as Token[], special, context as Token[]) });
+    const decoder = new TokenTextDecoder({ detokenize: (ids, special, context) => model.detokenize(ids as Token[], special, context as Token[]) });
     return tokens.map((token) => decoder.push(token)).join("") + decoder.flush();
   };
 
