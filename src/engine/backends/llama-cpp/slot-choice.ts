@@ -157,12 +157,15 @@ function gapAround<S>(views: SlotView<S>[], index: number): number {
  * equals), other than `not`.
  */
 function besideDecoding<S>(views: SlotView<S>[], not: SlotView<S>): SlotView<S> | undefined {
-  let best: { view: SlotView<S>; beside: number; gap: number } | undefined;
+  type Place = { view: SlotView<S>; beside: number; gap: number };
+  const above = (a: Place, b: Place): boolean =>
+    a.beside !== b.beside ? a.beside > b.beside : a.gap !== b.gap ? a.gap < b.gap : a.view.held < b.view.held;
+  let best: Place | undefined;
   for (const [index, view] of views.entries()) {
     const beside = decodingBeside(views, index);
     if (view.busy || view === not || beside === 0) continue;
-    const gap = gapAround(views, index);
-    if (!best || beside > best.beside || (beside === best.beside && (gap < best.gap || (gap === best.gap && view.held < best.view.held)))) best = { view, beside, gap };
+    const place = { view, beside, gap: gapAround(views, index) };
+    if (!best || above(place, best)) best = place;
   }
   return best?.view;
 }
