@@ -46,6 +46,19 @@ describe("createRequestLogger", () => {
     expect(silent.lines).toEqual([]);
   });
 
+  it("logs a probe's 503 (a server still loading) as debug and an overloaded answer as warn", () => {
+    const { lines, log } = capture({ level: "debug" });
+    log({ ...RECORD, method: "GET", route: "/health", status: 503 });
+    log({ ...RECORD, method: "GET", route: "/ready", status: 503 });
+    log({ ...RECORD, route: "/v1/chat/completions", status: 503 });
+    log({ ...RECORD, status: 529 });
+    log({ ...RECORD, method: "GET", route: "/health", status: 500 });
+    expect(lines.map((line) => JSON.parse(line).level)).toEqual(["debug", "debug", "warn", "warn", "error"]);
+    const info = capture();
+    info.log({ ...RECORD, method: "GET", route: "/health", status: 503 });
+    expect(info.lines).toEqual([]);
+  });
+
   it("writes a readable line on a terminal", () => {
     const { lines, log } = capture({ pretty: true });
     log(GENERATED);

@@ -28,14 +28,24 @@ export function createRequestLogger(options: RequestLoggerOptions = {}): Request
   const pretty = options.pretty ?? Boolean(process.stderr.isTTY);
   const clock = options.clock ?? Date.now;
   return (record) => {
-    const level = levelOf(record.status);
+    const level = levelOf(record);
     if (LOG_LEVELS.indexOf(level) < threshold) return;
     const entry = toLogEntry(record, options.logBodies ?? false);
     write(pretty ? formatPretty(clock(), level, entry) : JSON.stringify({ time: new Date(clock()).toISOString(), level, msg: "request", ...entry }));
   };
 }
 
-function levelOf(status: number): LogLevel {
+/** Health and readiness probes: a supervisor or load balancer polls them, and 503 is their normal "not yet" answer. */
+const PROBE_ROUTES = new Set(["/health", "/ready"]);
+
+/**
+ * A record's level. A probe's 503 (loading, draining) is debug: polling a starting server must not fill the log with
+ * errors (a model that fails to load is reported once, at start-up). 503 and 529 elsewhere are the overloaded or
+ * still-loading answers the client is told to retry: warn. Other 5xx are kiln's failures: error.
+ */
+function levelOf({ status, route }: ResponseRecord): LogLevel {
+  if (status === 503 && PROBE_ROUTES.has(route)) return "debug";
+  if (status === 503 || status === 529) return "warn";
   return status >= 500 ? "error" : status >= 400 ? "warn" : "info";
 }
 
