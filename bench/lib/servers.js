@@ -14,21 +14,21 @@ const KILN_BIN = fileURLToPath(new URL("../../bin/kiln.js", import.meta.url));
 /**
  * Starts `kiln serve` on the benchmark model.
  * @param {import("./config.js").Settings} settings
- * @param {{ parallel?: number, prefixCache?: boolean, home?: string, model?: string, extraArgs?: string[], bin?: string }} [overrides] `home`: the KILN_HOME
+ * @param {{ parallel?: number, prefixCache?: boolean, home?: string, model?: string, extraArgs?: string[], bin?: string, nodeArgs?: string[], env?: Record<string, string> }} [overrides] `home`: the KILN_HOME
  *   (default: a fresh one, so every start begins with an empty prefix cache, in RAM and on disk); `model`: a model
  *   reference, by default `name=<settings.modelPath>`; `bin`: another checkout's bin/kiln.js (before/after comparisons)
  */
-export async function startKiln(settings, { parallel = settings.parallel, prefixCache = true, home, model = `${settings.modelName}=${settings.modelPath}`, extraArgs = [], bin = KILN_BIN } = {}) {
+export async function startKiln(settings, { parallel = settings.parallel, prefixCache = true, home, model = `${settings.modelName}=${settings.modelPath}`, extraArgs = [], bin = KILN_BIN, nodeArgs = [], env = {} } = {}) {
   const kilnHome = home ?? mkdtempSync(join(tmpdir(), "kiln-bench-home-"));
   const port = await findFreePort();
-  const args = [bin, "serve", "--host", "127.0.0.1", "--port", String(port), "--model", model,
+  const args = [...nodeArgs, bin, "serve", "--host", "127.0.0.1", "--port", String(port), "--model", model,
     "--parallel", String(parallel), "--ctx-size", String(settings.ctxPerSequence), "--threads", String(settings.threads),
     "--log-level", "error"];
   if (!prefixCache) args.push("--no-prefix-cache");
   args.push(...extraArgs);
   const server = await startServer({
     name: `kiln (parallel ${parallel}${prefixCache ? "" : ", no prefix cache"})`,
-    command: process.execPath, args, env: { KILN_HOME: kilnHome }, port, readyPath: "/health",
+    command: process.execPath, args, env: { ...env, KILN_HOME: kilnHome }, port, readyPath: "/health",
   });
   const stop = async () => {
     await server.stop();
