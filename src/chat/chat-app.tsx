@@ -1,6 +1,5 @@
 /** The chat screen: the transcript (printed once finished), the live reply, the input and the status line. */
 import { Box, Static, useApp, useInput, useStdout, type Key } from "ink";
-import type { Dispatch } from "react";
 import type { ChatAction, ChatState } from "./chat-state.js";
 import type { ChatSource } from "./chat-source.js";
 import type { Entry } from "./conversation.js";

@@ -3,15 +3,15 @@
  * ones become replica pools of OpenAI-compatible upstreams.
  */
 import { join } from "node:path";
-import type { RemoteModelSpec, Engine, FlashAttentionChoice, GpuLayersChoice, KvCacheTypes, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
+import type { RemoteModelSpec, Engine, GpuLayersChoice, ModelDeclaration as EngineModel, PrefixDiskSettings } from "../engine/index.js";
+import type { ResidencySettings } from "./residency-options.js";
 import type { ModelDeclaration } from "./serve-config.js";
 import { toGpuChoice, type DraftFlags, type GpuFlag } from "./options.js";
 import { UsageError } from "./report-error.js";
 import { resolveDraft } from "./resolve-draft.js";
 
-/** What the engine needs from `kiln serve`'s merged settings (the draft flags apply to models that name no draft). */
-export interface ServeEngineSettings extends DraftFlags {
-  models: ModelDeclaration[];
+/** How `kiln serve` runs its local models, as the flags and the config file set it (absent: the engine's default). */
+export interface ServeModelSettings {
   parallel?: number;
   queue?: number;
   ctxSize?: number;
@@ -19,21 +19,17 @@ export interface ServeEngineSettings extends DraftFlags {
   backend?: "llama-cpp" | "webgpu";
   gpu?: GpuFlag;
   gpuLayers?: GpuLayersChoice;
+}
+
+/** What the engine needs from `kiln serve`'s merged settings (the draft flags apply to models that name no draft). */
+export interface ServeEngineSettings extends DraftFlags, ServeModelSettings, ResidencySettings {
+  models: ModelDeclaration[];
   prefixCache: boolean;
   /** Disk budget of the prefix cache (0: RAM only). */
   cacheDiskBytes: number;
   cacheMinTokens?: number;
   prefillLane: boolean;
   logLevel: string;
-  /** How long an idle model stays loaded: ms, 0 at once, negative never. */
-  keepAliveMs?: number;
-  maxLoadedModels?: number;
-  /** Bytes the loaded models may take together. */
-  maxMemory?: number;
-  /** Serve catalog names the store lacks, pulling each on its first request. */
-  pullOnDemand: boolean;
-  kvCacheTypes?: KvCacheTypes;
-  flashAttention?: FlashAttentionChoice;
 }
 
 /** Hooks of {@link openServeEngine}. */

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { DEFAULT_KEEP_ALIVE_MS, defaultMemoryBudget, type Engine, type GpuLayersChoice } from "../../engine/index.js";
+import { DEFAULT_KEEP_ALIVE_MS, defaultMemoryBudget, type Engine } from "../../engine/index.js";
 import type { ListeningServer } from "../../server/app.js";
 import type { ServerFeatures } from "../../server/context.js";
 import { DEFAULT_INPUT_LIMITS, type InputLimits } from "../../server/input-limits.js";
@@ -8,10 +8,11 @@ import type { TeamFeatures } from "../../team/team-features.js";
 import { LOG_LEVELS, type LogLevel } from "../../team/request-logger.js";
 import { UsageError } from "../report-error.js";
 import {
-  addDraftOptions, backendOption, collectValues, CTX_SIZE_HELP, formatFlagErrors, gpuLayersOption, gpuOption, parseNumberIn, parseSize, type GpuFlag, type ModelFlags,
+  addDraftOptions, backendOption, collectValues, CTX_SIZE_HELP, formatFlagErrors, gpuLayersOption, gpuOption, parseNumberIn, parseSize, type ModelFlags,
 } from "../options.js";
 import { parseModelFlags, readConfigFile, type ConfigFile, type ModelDeclaration } from "../serve-config.js";
 import { addResidencyOptions, describeResidency, resolveResidency, type ResidencyFlags, type ResidencySettings } from "../residency-options.js";
+import type { ServeModelSettings } from "../serve-engine.js";
 
 /** Flags of `kiln serve`, as commander parses them (file settings fill what the flags leave unset). */
 export interface ServeFlags extends Omit<ModelFlags, "model">, ResidencyFlags {
@@ -43,18 +44,11 @@ export interface ServeFlags extends Omit<ModelFlags, "model">, ResidencyFlags {
 }
 
 /** `kiln serve` settings once the config file and the flags are merged (flags win). */
-interface ServeSettings extends ResidencySettings {
+interface ServeSettings extends ResidencySettings, ServeModelSettings {
   host: string;
   port: number;
   apiKeys: string[];
   auth: boolean;
-  parallel?: number;
-  queue?: number;
-  ctxSize?: number;
-  threads?: number;
-  backend?: "llama-cpp" | "webgpu";
-  gpu?: GpuFlag;
-  gpuLayers?: GpuLayersChoice;
   maxOutputTokens?: number;
   inputLimits: InputLimits;
   maxBodyBytes: number;

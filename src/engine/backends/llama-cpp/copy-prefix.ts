@@ -12,7 +12,7 @@
  *   through llama.cpp's sequence state API, and are in place when the copy returns (native/copy-cells.c).
  */
 import type { LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
-import { loadedLibraries, loadNativeModule, nativeHandles, shadowMethod } from "./native-module.js";
+import { nativeTarget, shadowMethod } from "./native-module.js";
 
 export type PrefixCopyWay = "cells" | "stream";
 
@@ -36,11 +36,10 @@ const cellTargets = new WeakMap<LlamaContext, Set<number>>();
 export function useCellCopies(context: LlamaContext, model: LlamaModel): boolean {
   const insights = model.fileInsights;
   if (insights.isHybrid || insights.isRecurrent || insights.swaSize != null) return false;
-  const native = loadNativeModule();
-  const libraries = native && loadedLibraries();
-  const handles = libraries && nativeHandles(context, model);
-  if (!native || !libraries || !handles) return false;
-  const copier = native.cellCopier(handles.context, handles.model, handles.context.getContextSize(), context.totalSequences, libraries.libllama);
+  const target = nativeTarget(context, model);
+  if (!target) return false;
+  const { native, handles } = target;
+  const copier = native.cellCopier(handles.context, handles.model, target.cells, target.sequences, target.libraries.libllama);
   const nativeContext = handles.context as typeof handles.context & { copySequenceStateFromOtherSequence: NativeCopy };
   const streamCopy = nativeContext.copySequenceStateFromOtherSequence;
   if (!copier || typeof streamCopy !== "function") return false;

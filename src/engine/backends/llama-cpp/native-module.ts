@@ -69,6 +69,25 @@ export function nativeHandles(context: LlamaContext, model: LlamaModel): NativeH
   return { context: nativeContext as NativeHandles["context"], model: nativeModel };
 }
 
+/** What kiln's native module opens its handles on: the module, node-llama-cpp's objects and the loaded libraries. */
+export interface NativeTarget {
+  native: NativeModule;
+  handles: NativeHandles;
+  libraries: { libllama: string; libggml: string };
+  /** The context's cells and sequences, which the native side checks against llama.cpp's own (llama-context.h). */
+  cells: number;
+  sequences: number;
+}
+
+/** The native target of `context` and `model`; undefined where the module, the libraries or the objects are missing. */
+export function nativeTarget(context: LlamaContext, model: LlamaModel): NativeTarget | undefined {
+  const native = loadNativeModule();
+  const libraries = native && loadedLibraries();
+  const handles = libraries && nativeHandles(context, model);
+  if (!native || !libraries || !handles) return undefined;
+  return { native, handles, libraries, cells: handles.context.getContextSize(), sequences: context.totalSequences };
+}
+
 /**
  * Wraps a method of one of node-llama-cpp's native objects. The native methods are read-only on the prototype; an own
  * property on the instance shadows whichever method is there, so the wrappers (per-step threads, the step clock, the

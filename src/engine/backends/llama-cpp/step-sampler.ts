@@ -11,7 +11,7 @@
  * 0.76 at eight of SmolLM2; bench/results/2026-11-27-vm-sample-inline.md).
  */
 import type { LlamaContext, LlamaModel } from "node-llama-cpp";
-import { loadedLibraries, loadNativeModule, nativeHandles, type NativeModule } from "./native-module.js";
+import { nativeTarget, type NativeModule } from "./native-module.js";
 import type { StepDevice } from "./step-planner.js";
 
 /** How a sequence samples when the step sampler may take it; temperature <= 0 is greedy. */
@@ -59,13 +59,12 @@ export class StepSampler {
    */
   static attach(context: LlamaContext, model: LlamaModel, device: StepDevice, choice?: boolean | SampleInline): StepSampler | undefined {
     const inline = typeof choice === "string" ? choice : device === "cpu" ? "every-step" : "small-steps";
-    const native = loadNativeModule();
-    const libraries = native && loadedLibraries();
-    const handles = libraries && nativeHandles(context, model);
-    if (!native || !libraries || !handles) return undefined;
+    const target = nativeTarget(context, model);
+    if (!target) return undefined;
+    const { native, handles } = target;
     let handle: object | null;
     try {
-      handle = native.stepContext(handles.context, handles.model, handles.context.getContextSize(), context.totalSequences, libraries.libllama);
+      handle = native.stepContext(handles.context, handles.model, target.cells, target.sequences, target.libraries.libllama);
     } catch {
       return undefined;
     }

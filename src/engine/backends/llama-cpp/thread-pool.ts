@@ -6,7 +6,7 @@
  * identify the context safely, nothing changes and `attachThreadPool` returns undefined.
  */
 import type { LlamaContext, LlamaModel } from "node-llama-cpp";
-import { loadedLibraries, loadNativeModule, nativeHandles } from "./native-module.js";
+import { nativeTarget } from "./native-module.js";
 
 export interface AttachedThreadPool {
   /** Whether a pool was attached (only for more than one thread); interrupt() works either way. */
@@ -39,14 +39,12 @@ const POLL = 50;
 
 /** Attaches a pool of `threads` workers (none for one thread) to `context`; undefined when that is not possible here. */
 export function attachThreadPool(context: LlamaContext, model: LlamaModel, threads: number): AttachedThreadPool | undefined {
-  const native = loadNativeModule();
-  const libraries = native && loadedLibraries();
-  const handles = libraries && nativeHandles(context, model);
-  if (!native || !libraries || !handles) return undefined;
+  const target = nativeTarget(context, model);
+  if (!target) return undefined;
+  const { native, handles, libraries } = target;
   let handle: object | null;
   try {
-    handle = native.attach(handles.context, handles.model, handles.context.getContextSize(), context.totalSequences, threads, POLL,
-      libraries.libllama, libraries.libggml);
+    handle = native.attach(handles.context, handles.model, target.cells, target.sequences, threads, POLL, libraries.libllama, libraries.libggml);
   } catch {
     return undefined;
   }
