@@ -14,7 +14,8 @@ export interface LocalEngine {
 }
 
 /**
- * Resolves and loads `flags.model` (the default model when absent) with `parallel` sequences (default 1) and, unless
+ * Resolves and loads `flags.model` (the default model when absent), for one user (`kiln run`, `kiln chat`), with
+ * `parallel` sequences (default 1) and, unless
  * --ctx-size says otherwise, a context of at most `ctxSizeAtMost` tokens where the caller knows what it needs.
  * `quiet` hides pull progress and load warnings (while a full-screen UI owns the terminal).
  */
@@ -40,6 +41,8 @@ export async function openLocalEngine(flags: ModelFlags & { parallel?: number; c
   const engine = await createEngine({
     models: [{ id, path, backend: flags.backend, draft }], parallel: flags.parallel ?? 1, ctxSize: flags.ctxSize,
     ctxSizeAtMost: flags.ctxSizeAtMost, threads: flags.threads,
+    // One request at a time: a long piped prompt is tokenized in place, without waiting over a second for a worker.
+    promptThreads: false,
     gpu: toGpuChoice(flags.gpu), gpuLayers: flags.gpuLayers, flashAttention: flags.flashAttention,
     // Load warnings go to stderr, except while a full-screen UI owns the terminal.
     warn: options.quiet ? () => undefined : undefined,

@@ -1,11 +1,13 @@
 /**
  * The large-prompt worker with the real default model: started lazily, or warmed at load (what `kiln serve` does so
  * the first long prompt after a restart does not wait for the worker to start); either way it tokenizes exactly as
- * the model does in place.
+ * the model does in place. A vocabulary without prompt threads (`kiln run`, `kiln chat`) tokenizes long prompts in
+ * place.
  */
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { PromptThread } from "../../src/engine/text/prompt-thread.js";
+import { scanVocabulary, vocabularyOf } from "../../src/engine/text/vocabulary.js";
 import { realModelPath } from "../helpers/real-model.js";
 
 const threads: PromptThread[] = [];
@@ -38,5 +40,30 @@ describe("PromptThread", () => {
     await thread.dispose();
     expect(thread.started).toBe(false);
     expect((await tokens).length).toBeGreaterThan(0);
+  });
+
+  it("tokenizes a long prompt on its thread, or in place for a vocabulary without threads, with the same tokens", async () => {
+    const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
+    const model = await llama.loadModel({ modelPath: realModelPath(), vocabOnly: true });
+    const scan = await scanVocabulary(model, realModelPath());
+    // Over the 16 KB a server tokenizes in place.
+    const text = "The kiln fires the clay at night; the potter reads the cones at dawn. ".repeat(300);
+    const expected = Array.from(model.tokenize(text, false));
+    const thread = new PromptThread(realModelPath());
+    threads.push(thread);
+    const served = vocabularyOf(model, realModelPath(), scan, thread);
+    expect(await served.tokenizePrompt([text])).toEqual(expected);
+    expect(thread.started).toBe(true);
+    const asked = vi.spyOn(PromptThread.prototype, "tokenize");
+    try {
+      const oneUser = vocabularyOf(model, realModelPath(), scan, false);
+      expect(await oneUser.tokenizePrompt([text, 7])).toEqual([...expected, 7]);
+      expect(asked).not.toHaveBeenCalled();
+      await oneUser.close();
+    } finally {
+      asked.mockRestore();
+    }
+    await served.close();
+    await model.dispose();
   });
 });

@@ -16,15 +16,18 @@ export interface LoadedVocabulary {
   dispose(): Promise<void>;
 }
 
-/** `warm`: start the large-prompt thread beside the load and resolve only once it is ready (servers). */
-export async function loadVocabulary(path: string, options: { warm?: boolean } = {}): Promise<LoadedVocabulary> {
-  const promptThread = new PromptThread(path);
-  const warmed = options.warm ? promptThread.warm() : undefined;
+/**
+ * `warm`: start the large-prompt thread beside the load and resolve only once it is ready (servers); `threads`:
+ * false to tokenize and render every prompt in place (engine-options.ts, promptThreads).
+ */
+export async function loadVocabulary(path: string, options: { warm?: boolean; threads?: boolean } = {}): Promise<LoadedVocabulary> {
+  const promptThread = options.threads === false ? undefined : new PromptThread(path);
+  const warmed = options.warm ? promptThread?.warm() : undefined;
   try {
     // CPU build, prebuilt binaries only: nothing here computes, so no GPU is probed.
     const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
     const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
-    const vocabulary = vocabularyOf(model, path, await scanVocabulary(model, path), promptThread);
+    const vocabulary = vocabularyOf(model, path, await scanVocabulary(model, path), promptThread ?? false);
     await warmed;
     return {
       vocabulary,
@@ -32,7 +35,7 @@ export async function loadVocabulary(path: string, options: { warm?: boolean } =
       dispose: async () => { await vocabulary.close(); await model.dispose(); },
     };
   } catch (error) {
-    await promptThread.dispose();
+    await promptThread?.dispose();
     const cause = error instanceof Error ? error.message : String(error);
     throw new EngineError("backend_failure", `cannot read the vocabulary of ${path}: ${cause}`, { path }, { cause: error });
   }

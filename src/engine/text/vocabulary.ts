@@ -59,23 +59,23 @@ const BULK_RENDER_ITEMS = 4096;
 /**
  * The vocabulary of a model node-llama-cpp has loaded (with or without weights) from the GGUF at `path`, with its
  * scan (scanVocabulary); `large` is the thread for large prompts when the caller started it already (see
- * PromptThread.warm).
+ * PromptThread.warm), or false to tokenize and render every prompt in place (a caller with one request at a time).
  */
-export function vocabularyOf(model: LlamaModel, path: string, scan: VocabularyScan, large = new PromptThread(path)): Vocabulary {
+export function vocabularyOf(model: LlamaModel, path: string, scan: VocabularyScan, large: PromptThread | false = new PromptThread(path)): Vocabulary {
   const { prefix, suffix, middle } = model.tokens.infill;
   const bos = model.tokens.bos;
-  const threads = { large, bulk: new PromptThread(path) };
+  const threads = large && { large, bulk: new PromptThread(path) };
   const tokenizeInline = (pieces: readonly PromptPiece[]) =>
     pieces.flatMap((piece) => (typeof piece === "number" ? [piece] : model.tokenize(piece, false)));
   return {
     tokenize: (text, special) => model.tokenize(text, special),
     tokenizePrompt: async (pieces) => {
       const chars = pieces.reduce<number>((sum, piece) => sum + (typeof piece === "number" ? 0 : piece.length), 0);
-      if (chars <= INLINE_PROMPT_CHARS) return tokenizeInline(pieces);
+      if (!threads || chars <= INLINE_PROMPT_CHARS) return tokenizeInline(pieces);
       return (chars > BULK_PROMPT_CHARS ? threads.bulk : threads.large).tokenize(pieces);
     },
     renderPrompt: async (prepared) => {
-      if (prepared.items <= INLINE_RENDER_ITEMS) return renderPrepared(prepared);
+      if (!threads || prepared.items <= INLINE_RENDER_ITEMS) return renderPrepared(prepared);
       const thread = prepared.items > BULK_RENDER_ITEMS ? threads.bulk : threads.large;
       const rendered = await thread.render(prepared.source, prepared.context);
       if ("rejected" in rendered) throw templateRejected(rendered.rejected);
@@ -94,7 +94,7 @@ export function vocabularyOf(model: LlamaModel, path: string, scan: VocabularySc
     prependBos: model.tokens.shouldPrependBosToken && bos != null ? bos : undefined,
     infill: prefix != null && suffix != null && middle != null ? { prefix, suffix, middle } : undefined,
     close: async () => {
-      await Promise.all([threads.large.dispose(), threads.bulk.dispose()]);
+      if (threads) await Promise.all([threads.large.dispose(), threads.bulk.dispose()]);
     },
   };
 }

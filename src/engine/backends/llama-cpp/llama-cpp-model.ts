@@ -68,6 +68,8 @@ export interface LlamaCppModelOptions extends KvCacheSettings {
   prefixCacheDisk?: PrefixDiskSettings;
   /** Start the large-prompt thread at load, and the prefill lane's context beside it with memory to spare (servers). */
   warmUp?: boolean;
+  /** Long prompts tokenized and rendered on worker threads (default true; false: in place, engine-options.ts). */
+  promptThreads?: boolean;
   /**
    * On the CPU, evaluate long prompts in a second context beside the generating sequences (prefill-lane.ts; default
    * true; false: in chunks inside their steps).
@@ -92,8 +94,8 @@ export interface LlamaCppModelOptions extends KvCacheSettings {
 export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<LlamaCppModel> {
   // A server starts the large-prompt thread beside the load and is ready only with it: otherwise the first long
   // prompt (an agent's first turn after a restart) waits over a second for the worker to start.
-  const promptThread = new PromptThread(options.path);
-  const warmed = options.warmUp ? promptThread.warm() : undefined;
+  const promptThread = options.promptThreads === false ? undefined : new PromptThread(options.path);
+  const warmed = options.warmUp ? promptThread?.warm() : undefined;
   // The load's own CPU work takes a part of the cores, so the models serving meanwhile step on fewer threads.
   const modelCores = (options.coreBudget ?? new CoreBudget(options.threads)).join();
   try {
@@ -104,12 +106,12 @@ export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<
     return loaded;
   } catch (error) {
     modelCores.leave();
-    await promptThread.dispose();
+    await promptThread?.dispose();
     throw error;
   }
 }
 
-async function openModel(options: LlamaCppModelOptions, promptThread: PromptThread, modelCores: ModelCores): Promise<LlamaCppModel> {
+async function openModel(options: LlamaCppModelOptions, promptThread: PromptThread | undefined, modelCores: ModelCores): Promise<LlamaCppModel> {
   // A context the Vulkan backend would abort on is refused before anything loads (fit-context.ts).
   const cells = await kvCellLimit(options.llama, options.path);
   if (options.ctxSize !== undefined) await checkCellLimit(options.llama, cells, { id: options.id, path: options.path, size: options.ctxSize, sequences: options.parallel });
@@ -149,7 +151,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores, cacheOptions)) : undefined;
   info.details = { ...info.details, ...(cpu && { cpuThreading: cpu.threading, prefillLane: lane !== undefined }), ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model, options.path), promptThread);
+  const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model, options.path), promptThread ?? false);
   return new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft,
     cellCopies: device === "cpu" && useCellCopies(context, model), readersDuringSteps: options.readersDuringSteps ?? model.gpuLayers >= model.fileInsights.totalLayers });
 }

@@ -36,6 +36,8 @@ export interface WebGpuModelOptions {
   prefixCache?: boolean;
   /** Start the large-prompt thread at load (servers). */
   warmUp?: boolean;
+  /** Long prompts tokenized and rendered on worker threads (default true; false: in place, engine-options.ts). */
+  promptThreads?: boolean;
   /** Prompt tokens per prefill batch (default 64; 1 evaluates prompts token by token). */
   promptBatch?: number;
   /** Sequences served at once, each with its slot of the KV arena; their decode steps run as one batch (default 1). */
@@ -55,7 +57,7 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
   const config = readLlamaConfig(file.header);
   checkWeightTypes(file);
   const ctxSize = defaultContextSize(config.contextLength, options.ctxSize);
-  const vocabulary = await loadVocabulary(options.path, { warm: options.warmUp });
+  const vocabulary = await loadVocabulary(options.path, { warm: options.warmUp, threads: options.promptThreads });
   const arena = new WeightArena(options.gpu.device);
   const parallel = options.parallel ?? 1;
   let kv: KvArena | undefined;
