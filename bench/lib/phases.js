@@ -11,6 +11,9 @@ import { measureHttpGeneration, measureHttpPrompt, runSweepLevel } from "./workl
 
 const SYSTEM = "You are a helpful assistant.";
 
+/** Lets the previous side's thread-pool workers stop polling before the next side is timed. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
+
 /** User text whose rendered chat prompt is about `target` tokens. */
 export function sizedUserText(direct, seed, target) {
   const overhead = direct.model.tokenize(renderChatMl([{ role: "system", content: SYSTEM }, { role: "user", content: "" }]), true).length;
@@ -60,7 +63,14 @@ export async function runSweep(settings, direct, servers, log) {
       break;
     }
     const level = { clients };
-    for (const server of servers) level[server.label] = await runSweepLevel(server, settings, clients, `s${clients}`);
+    // The first side alternates by level, and each starts after a pause: a server that has just finished keeps its
+    // thread pool's workers polling for ~0.1 s, which slowed whichever side always came next
+    // (bench/results/2026-11-28-vm-single-stream-host.md).
+    const order = levels.length % 2 === 0 ? servers : [...servers].reverse();
+    for (const server of order) {
+      await settle();
+      level[server.label] = await runSweepLevel(server, settings, clients, `s${clients}`);
+    }
     const d = await measureGeneration(direct, settings, { sequences: clients, promptTokensFor: (i) => prompt(`s${clients}-c${i}`), maxTokens: settings.sweepTokens });
     level.direct = { aggregateTokensPerSecond: d.aggregateTokensPerSecond };
     log(`sweep ${clients}: ${servers.map((s) => `${s.label} ${level[s.label].aggregateTokensPerSecond.toFixed(1)}`).join(", ")}, direct ${d.aggregateTokensPerSecond.toFixed(1)} tok/s`);
