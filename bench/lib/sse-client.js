@@ -52,16 +52,18 @@ export async function streamChat(baseUrl, { model, messages, maxTokens, extra = 
     signal: AbortSignal.timeout(timeoutMs),
   });
   // A server that closes a kept-alive connection as the next request arrives (llama-server's HTTP library does, for
-  // about 1% of requests under load) fails the request before any response. Like the official SDKs, send it again
-  // once on a new connection; the time lost stays in this request's figures and the retry is counted.
+  // about 1% of requests under load) fails the request before any response. Like the official SDKs (two retries by
+  // default), send it again; the time lost stays in this request's figures and the retry is counted. Twice: when the
+  // server closes every idle connection of a pool at once, the first retry can pick another closed one.
   let retried = false;
   let res;
-  try {
-    res = await send();
-  } catch (error) {
-    if (error?.cause?.code !== "UND_ERR_SOCKET") throw error;
-    retried = true;
-    res = await send();
+  for (let attempt = 0; !res; attempt++) {
+    try {
+      res = await send();
+    } catch (error) {
+      if (error?.cause?.code !== "UND_ERR_SOCKET" || attempt === 2) throw error;
+      retried = true;
+    }
   }
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status} from ${baseUrl}: ${(await res.text()).slice(0, 500)}`);
   const chunkTimesMs = [];
