@@ -21,6 +21,11 @@ const sides = [
   { label: `kiln ${[...nodeArgs, process.env.VARIANT_ENV ?? ""].join(" ")}`, server: await startKiln(settings, { nodeArgs, env }) },
   { label: "llama-server", server: await startLlamaServer(settings, llamaCpp) },
 ];
+// Each kiln's step cost as measured at its load (the planner's starting point), in case the sides differ there.
+for (const { label, server } of sides.slice(0, 2)) {
+  const listed = await (await fetch(`${server.baseUrl}/v1/models`)).json();
+  console.log(`${label}: step cost at load ${JSON.stringify(listed.data?.[0]?.details?.stepCostAtLoad ?? listed.data?.[0]?.kiln?.stepCostAtLoad)}`);
+}
 const pauseMs = Number(process.env.PAUSE_MS ?? 500);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results = new Map(sides.map((s) => [s.label, { rates: [], gaps: [], ttfts: [] }]));

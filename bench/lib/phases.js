@@ -63,9 +63,9 @@ export async function runSweep(settings, direct, servers, log) {
       break;
     }
     const level = { clients };
-    // The first side alternates by level, and each starts after a pause: a server that has just finished keeps its
-    // thread pool's workers polling for ~0.1 s, which slowed whichever side always came next
-    // (bench/results/2026-11-28-vm-single-stream-host.md).
+    // The first side alternates by level, and each starts after a pause (a server that has just finished keeps its
+    // thread pool's workers polling for ~0.1 s): a side's place in the order moved its figures in a three-sided
+    // comparison (bench/results/2026-11-28-vm-single-stream-host.md), so neither side keeps one place.
     const order = levels.length % 2 === 0 ? servers : [...servers].reverse();
     for (const server of order) {
       await settle();
