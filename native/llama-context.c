@@ -37,8 +37,8 @@ struct addon_context_tail *find_addon_context(napi_env env, napi_value js_contex
     struct llama_context_params params;
     memcpy(&params, addon_context + offset + sizeof(void *), params_size);
     /* node-llama-cpp keeps the cells it asked for; llama.cpp pads each sequence's share to 256, so the context may
-       hold more than was asked (10,048 × 2 asked, 20,480 held) but never fewer. */
-    if (params.n_ctx == 0 || params.n_ctx > n_ctx || params.n_seq_max != n_seq_max) return NULL;
+       hold more than was asked (10,048 × 2 asked, 20,480 held), never fewer, and less than 256 more a sequence. */
+    if (params.n_ctx == 0 || params.n_ctx > n_ctx || n_ctx - params.n_ctx >= 256u * n_seq_max || params.n_seq_max != n_seq_max) return NULL;
     struct addon_context_tail *tail = (struct addon_context_tail *)(addon_context + offset + sizeof(void *) + params_size);
     if (!tail->ctx || !tail->context_loaded) return NULL;
     if (llama_n_ctx(tail->ctx) != n_ctx || llama_n_seq_max(tail->ctx) != n_seq_max) return NULL;

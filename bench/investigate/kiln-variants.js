@@ -24,7 +24,7 @@ const sides = [
 // Each kiln's step cost as measured at its load (the planner's starting point), in case the sides differ there.
 for (const { label, server } of sides.slice(0, 2)) {
   const listed = await (await fetch(`${server.baseUrl}/v1/models`)).json();
-  console.log(`${label}: step cost at load ${JSON.stringify(listed.data?.[0]?.details?.stepCostAtLoad ?? listed.data?.[0]?.kiln?.stepCostAtLoad)}`);
+  console.log(`${label}: step cost at load ${JSON.stringify(listed.data?.[0]?.details?.stepCostAtLoad)}`);
 }
 const pauseMs = Number(process.env.PAUSE_MS ?? 500);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -56,7 +56,7 @@ describe("PromptThread", () => {
     expect(thread.started).toBe(true);
     const asked = vi.spyOn(PromptThread.prototype, "tokenize");
     try {
-      const oneUser = vocabularyOf(model, realModelPath(), scan, false);
+      const oneUser = vocabularyOf(model, realModelPath(), scan, undefined);
       expect(await oneUser.tokenizePrompt([text, 7])).toEqual([...expected, 7]);
       expect(asked).not.toHaveBeenCalled();
       await oneUser.close();

@@ -27,7 +27,7 @@ export async function loadVocabulary(path: string, options: { warm?: boolean; th
     // CPU build, prebuilt binaries only: nothing here computes, so no GPU is probed.
     const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
     const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
-    const vocabulary = vocabularyOf(model, path, await scanVocabulary(model, path), promptThread ?? false);
+    const vocabulary = vocabularyOf(model, path, await scanVocabulary(model, path), promptThread);
     await warmed;
     return {
       vocabulary,

@@ -58,10 +58,10 @@ const BULK_RENDER_ITEMS = 4096;
 
 /**
  * The vocabulary of a model node-llama-cpp has loaded (with or without weights) from the GGUF at `path`, with its
- * scan (scanVocabulary); `large` is the thread for large prompts when the caller started it already (see
- * PromptThread.warm), or false to tokenize and render every prompt in place (a caller with one request at a time).
+ * scan (scanVocabulary); `large` is the thread for large prompts (see PromptThread.warm), or undefined to tokenize and
+ * render every prompt in place (a caller with one request at a time).
  */
-export function vocabularyOf(model: LlamaModel, path: string, scan: VocabularyScan, large: PromptThread | false = new PromptThread(path)): Vocabulary {
+export function vocabularyOf(model: LlamaModel, path: string, scan: VocabularyScan, large: PromptThread | undefined): Vocabulary {
   const { prefix, suffix, middle } = model.tokens.infill;
   const bos = model.tokens.bos;
   const threads = large && { large, bulk: new PromptThread(path) };

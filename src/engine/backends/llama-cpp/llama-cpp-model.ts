@@ -151,7 +151,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores, cacheOptions)) : undefined;
   info.details = { ...info.details, ...(cpu && { cpuThreading: cpu.threading, prefillLane: lane !== undefined }), ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model, options.path), promptThread ?? false);
+  const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model, options.path), promptThread);
   return new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft,
     cellCopies: device === "cpu" && useCellCopies(context, model), readersDuringSteps: options.readersDuringSteps ?? model.gpuLayers >= model.fileInsights.totalLayers });
 }
