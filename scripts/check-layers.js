@@ -4,7 +4,7 @@
 //   src/engine/index.ts (tests may also open engine/backends/ and engine/text/ to test them white-box);
 // - inside the engine only backend-registry.ts imports a backend, and only its entry `<name>/<name>-backend.ts`;
 //   every backend folder is registered there; backends never import each other;
-// - only engine/backends/<x>/ (and engine/text/) import node-llama-cpp; only routes.ts and app.ts import h3;
+// - only engine/backends/<x>/ (and engine/text/) import node-llama-cpp; only routes.ts and app.ts import h3 (and app.ts srvx, h3's Node layer);
 // - the two protocol folders never import each other, nor do the OpenAI APIs (chat/, completions/, embeddings/,
 //   responses/: what they share lives in openai/wire/, which imports none of them); chat/ reaches servers through the
 //   engine;
@@ -32,6 +32,7 @@ const rules = [
 const packageRules = [
   { pkg: "node-llama-cpp", allowed: (file) => file.startsWith("engine/backends/llama-cpp/") || file.startsWith("engine/text/") || file.endsWith(".test.ts") },
   { pkg: "h3", allowed: (file) => /(^|\/)(routes|app)\.ts$/.test(file) || file.endsWith(".test.ts") },
+  { pkg: "srvx", allowed: (file) => file === "server/app.ts" },
 ];
 
 function walk(dir) {

@@ -3,8 +3,9 @@
  * mounting of protocol surfaces. Surfaces own formats; this file owns HTTP. Everything a client can send ends in
  * a response in the caller's error shape — never an unhandled exception, never a hung connection.
  */
-import { createServer as createHttpServer, type Server } from "node:http";
-import { H3, toNodeHandler } from "h3";
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { H3 } from "h3";
+import { NodeRequest, sendNodeResponse } from "srvx/node";
 import { type Engine, EngineError, toEngineError } from "../engine/index.js";
 import { newId, type IdFactory } from "../lib/ids.js";
 import { anthropicSurface } from "./anthropic/surface.js";
@@ -21,6 +22,7 @@ import { readKeepAlive } from "./keep-alive.js";
 import { jsonResponse } from "./respond.js";
 import { createResponseObserver } from "./response-observer.js";
 import { withOutputCap, withResponseRecord } from "./server-hooks.js";
+import { SseResponse } from "./sse.js";
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -174,7 +176,7 @@ export function createServer(engine: Engine | Promise<Engine>, options: ServerOp
   const app = new H3({ allowMalformedURL: true, silent: true });
   app.all("/**", (event) => dispatch(event.req as Request));
   const fetch = async (request: Request) => app.fetch(request);
-  return { fetch, listen: (listenOptions) => listen(toNodeHandler(app), lifecycle, renderRejection, listenOptions) };
+  return { fetch, listen: (listenOptions) => listen(toNodeHandler(fetch), lifecycle, renderRejection, listenOptions) };
 }
 
 /** Surface routes plus the shared model routes; a path served twice keeps its first definition. */
@@ -240,8 +242,26 @@ function unauthorized(headers: Headers): EngineError {
   return new EngineError("authentication", presented ? "invalid API key" : "missing API key: send it as x-api-key or Authorization: Bearer");
 }
 
+/** What a Node server calls per request. */
+type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/** The app as a Node handler (srvx's), except that an SSE stream writes its frames straight to the socket (sse.ts). */
+function toNodeHandler(fetch: (request: Request) => Promise<Response>): NodeHandler {
+  return async (req, res) => {
+    try {
+      const response = await fetch(new NodeRequest({ req, res }) as Request);
+      if (response instanceof SseResponse) response.writeTo(res);
+      else await sendNodeResponse(res, response);
+    } catch {
+      // dispatch() answers every failure it sees; this is the socket failing under the send.
+      if (res.headersSent) res.destroy();
+      else res.writeHead(500).end();
+    }
+  };
+}
+
 async function listen(
-  handler: ReturnType<typeof toNodeHandler>,
+  handler: NodeHandler,
   lifecycle: Lifecycle,
   renderRejection: RenderRejection,
   options: { host?: string; port?: number } = {},

@@ -4,6 +4,7 @@
  * usage in the response record are complete).
  */
 import type { Engine } from "../engine/index.js";
+import { SseResponse } from "./sse.js";
 
 /** Clamps `maxTokens` of every generation to `cap` (undefined: no cap). */
 export function withOutputCap(engine: Engine, cap: number | undefined): Engine {
@@ -26,35 +27,18 @@ export function withOutputCap(engine: Engine, cap: number | undefined): Engine {
  * was cancelled before its end).
  */
 export function withResponseRecord(response: Response, headers: Record<string, string>, onDone: (status: number, clientLeft: boolean) => void): Response {
+  if (response instanceof SseResponse) {
+    // The stream is sent as it is, so a Node server can write its frames straight to the socket.
+    for (const [name, value] of Object.entries(headers)) {
+      if (!response.headers.has(name) || name === "request-id" || name === "x-request-id") response.headers.set(name, value);
+    }
+    response.onClose((clientLeft) => onDone(response.status, clientLeft));
+    return response;
+  }
   const merged = new Headers(headers);
   response.headers.forEach((value, key) => {
     if (key !== "request-id" && key !== "x-request-id") merged.set(key, value);
   });
-  const streaming = merged.get("content-type")?.startsWith("text/event-stream") && response.body;
-  let called = false;
-  const done = (clientLeft = false) => {
-    if (called) return;
-    called = true;
-    onDone(response.status, clientLeft);
-  };
-  if (!streaming || !response.body) {
-    done();
-    return new Response(response.body, { status: response.status, headers: merged });
-  }
-  const reader = response.body.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
-      if (next.done) {
-        controller.close();
-        done();
-      } else controller.enqueue(next.value);
-    },
-    async cancel(reason) {
-      // The producer stops first: it reads its generation's usage on the way out, and the record must include it.
-      await reader.cancel(reason).catch(() => undefined);
-      done(true);
-    },
-  }, { highWaterMark: 0 });
-  return new Response(body, { status: response.status, headers: merged });
+  onDone(response.status, false);
+  return new Response(response.body, { status: response.status, headers: merged });
 }

@@ -1,8 +1,9 @@
 /**
- * Server-sent events framing shared by the surfaces: format one event, and stream pre-formatted frames as a web
- * Response that is flushed per event (never compressed), keeps idle connections alive, and stops the producer
- * when the client goes away.
+ * Server-sent events framing shared by the surfaces: format one event, and stream pre-formatted frames as a response
+ * that is flushed per event (never compressed), keeps idle connections alive, and stops the producer when the client
+ * goes away.
  */
+import type { ServerResponse } from "node:http";
 
 /** `event: <name>` (when named) + one `data:` line of JSON + a blank line. */
 export function formatSseEvent(name: string | undefined, data: unknown): string {
@@ -24,67 +25,134 @@ export interface SseResponseOptions {
   keepAlive: string | (() => string);
   /** Idle interval before a keep-alive, default 10 s. */
   keepAliveMs?: number;
-  /** Extra response headers. */
-  headers?: Record<string, string>;
-  /** Called once when the stream ends for any reason (finished, failed or cancelled). */
-  onClose?(cancelled: boolean): void;
+}
+
+/** Where a stream's frames go: a web stream's controller, or a Node response. */
+interface FrameSink {
+  /** Writes one frame; false: wait for `room()` before the next. */
+  write(text: string): boolean;
+  room(): Promise<void>;
+  end(): void;
 }
 
 /**
- * Streams `frames` (already formatted SSE text) as a 200 `text/event-stream` response. Each frame is enqueued
- * as its own chunk, so the HTTP layer writes it at once. When the client disconnects, the frame iterator is
- * closed (`return()`), which runs the producer's `finally` and frees the engine slot.
+ * A 200 `text/event-stream` response of `frames` (already formatted SSE text). Read in-process, its body is a web
+ * stream; a Node server hands it its `ServerResponse` instead (`writeTo`), and each frame is written to the socket
+ * as it is made: through web streams a frame took several promise hops and, on the path to Node's socket, two
+ * streams' worth of them, host work paid on every token of every stream. When the client goes, the frame iterator
+ * is closed (`return()`), which runs the producer's `finally` and frees the engine slot.
  */
-export function createSseResponse(frames: AsyncIterable<string>, options: SseResponseOptions): Response {
-  const encoder = new TextEncoder();
-  const iterator = frames[Symbol.asyncIterator]();
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-  const finish = (cancelled: boolean) => {
-    if (closed) return;
-    closed = true;
-    clearInterval(timer);
-    options.onClose?.(cancelled);
-  };
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let lastWrite = Date.now();
-      const write = (text: string) => {
-        lastWrite = Date.now();
-        controller.enqueue(encoder.encode(text));
-      };
-      const interval = options.keepAliveMs ?? 10_000;
-      timer = setInterval(() => {
-        if (!closed && Date.now() - lastWrite >= interval) write(typeof options.keepAlive === "string" ? options.keepAlive : options.keepAlive());
-      }, Math.max(50, Math.floor(interval / 2)));
-      timer.unref();
-      void pump(iterator, write).then(() => {
-        if (closed) return;
-        finish(false);
-        controller.close();
-      });
-    },
-    async cancel() {
-      finish(true);
-      await iterator.return?.();
-    },
-  });
-  const headers = {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    "x-accel-buffering": "no",
-    ...options.headers,
-  };
-  return new Response(body, { status: 200, headers });
+export class SseResponse extends Response {
+  private readonly iterator: AsyncIterator<string>;
+  private readonly closeListeners: Array<(clientLeft: boolean) => void> = [];
+  private sink: FrameSink | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(frames: AsyncIterable<string>, private readonly options: SseResponseOptions) {
+    const encoder = new TextEncoder();
+    let self: SseResponse | undefined;
+    // Nothing runs until the body is read: a Node server never reads it.
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        self?.start({
+          write: (text) => {
+            controller.enqueue(encoder.encode(text));
+            return true;
+          },
+          room: () => Promise.resolve(),
+          end: () => controller.close(),
+        });
+      },
+      cancel: () => self?.cancel(),
+    }, { highWaterMark: 0 });
+    super(body, { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" } });
+    self = this;
+    this.iterator = frames[Symbol.asyncIterator]();
+  }
+
+  /** Calls `listener(clientLeft)` once the stream ended: after its last frame, or after the client went and the producer stopped. */
+  onClose(listener: (clientLeft: boolean) => void): void {
+    this.closeListeners.push(listener);
+  }
+
+  /** Sends the status, the headers at once (a client sees the 200 before the first token), then every frame to `res`. */
+  writeTo(res: ServerResponse): void {
+    const headers: Array<[string, string]> = [];
+    this.headers.forEach((value, name) => headers.push([name, value]));
+    res.writeHead(this.status, headers.flat());
+    res.flushHeaders();
+    res.once("close", () => {
+      if (!res.writableFinished) void this.cancel();
+    });
+    res.on("error", () => void this.cancel());
+    this.start({
+      write: (text) => res.write(text),
+      room: () => new Promise((resolve) => {
+        const done = () => {
+          res.off("drain", done).off("close", done);
+          resolve();
+        };
+        res.once("drain", done).once("close", done);
+      }),
+      end: () => res.end(),
+    });
+  }
+
+  /** Pumps the frames to the first sink that asks (later ones are ignored). */
+  private start(sink: FrameSink): void {
+    if (this.sink || this.closed) return;
+    this.sink = sink;
+    let lastWrite = Date.now();
+    const write = (text: string) => {
+      lastWrite = Date.now();
+      return sink.write(text);
+    };
+    const interval = this.options.keepAliveMs ?? 10_000;
+    const keepAlive = this.options.keepAlive;
+    this.timer = setInterval(() => {
+      if (!this.closed && Date.now() - lastWrite >= interval) write(typeof keepAlive === "string" ? keepAlive : keepAlive());
+    }, Math.max(50, Math.floor(interval / 2)));
+    this.timer.unref();
+    void pump(this.iterator, write, () => sink.room(), () => this.closed).then(() => {
+      if (this.closed) return;
+      sink.end();
+      this.finish(false);
+    });
+  }
+
+  /** The client went: the producer stops first (it reads its generation's usage on the way out), then the listeners hear. */
+  private async cancel(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.iterator.return?.().catch(() => undefined);
+    this.notify(true);
+  }
+
+  private finish(clientLeft: boolean): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.notify(clientLeft);
+  }
+
+  private notify(clientLeft: boolean): void {
+    for (const listener of this.closeListeners.splice(0)) listener(clientLeft);
+  }
+}
+
+/** Streams `frames` as a 200 `text/event-stream` response ({@link SseResponse}). */
+export function createSseResponse(frames: AsyncIterable<string>, options: SseResponseOptions): SseResponse {
+  return new SseResponse(frames, options);
 }
 
 // A producer that throws ends the stream: surfaces run their frames through the stream guard (stream-guard.ts) first.
-async function pump(iterator: AsyncIterator<string>, write: (text: string) => void): Promise<void> {
+async function pump(iterator: AsyncIterator<string>, write: (text: string) => boolean, room: () => Promise<void>, stopped: () => boolean): Promise<void> {
   try {
     for (;;) {
       const next = await iterator.next();
-      if (next.done) return;
-      if (next.value) write(next.value);
+      if (next.done || stopped()) return;
+      if (next.value && !write(next.value)) await room();
     }
   } catch {
     return;
