@@ -15,6 +15,9 @@ import { checkInputsNotEmpty, type EmbeddingRequest, type EmbeddingResult } from
 import type { OnDemandModel } from "./model-specs.js";
 import { ModelResidency, type Lease } from "./residency/model-residency.js";
 import type { Loaded, ResidentSource } from "./residency/resident.js";
+import type { Permit } from "./scheduler.js";
+import { lazyIterable } from "../lib/lazy-iterable.js";
+import { mapStream } from "../lib/map-stream.js";
 
 /** One declared model: the backend it names and what that backend loads. */
 interface Load { backend: string; spec: { id: string; aliases?: string[] } }
@@ -166,35 +169,47 @@ async function admitAndEmbed(residency: ModelResidency, request: EmbeddingReques
 }
 
 /** Holding the model, admission, usage totals and the before/after-start error contract around one backend stream. */
-async function* admitAndRun(
+function admitAndRun(
   residency: ModelResidency,
   name: string,
   run: (model: LoadedModel) => AsyncIterable<GenerationEvent>,
   options: GenerateOptions | undefined,
   totals: { promptTokens: number; cachedPromptTokens: number },
-): AsyncGenerator<GenerationEvent> {
-  // Awaited only while the model loads: a loaded model's request must join its queue within this first step.
-  const held = residency.acquire(name, options?.signal);
-  const lease: Lease = held instanceof Promise ? await held : held;
-  let started = false;
-  try {
-    const permit = await lease.scheduler.admit(options?.signal);
+): AsyncIterable<GenerationEvent> {
+  return lazyIterable(async () => {
+    let lease: Lease;
+    let permit: Permit;
     try {
-      for await (const event of run(lease.model)) {
+      // Awaited only while the model loads: a loaded model's request must join its queue within this first step.
+      const held = residency.acquire(name, options?.signal);
+      lease = held instanceof Promise ? await held : held;
+    } catch (error) {
+      throw toEngineError(error);
+    }
+    try {
+      permit = await lease.scheduler.admit(options?.signal);
+    } catch (error) {
+      lease.release(options?.keepAliveMs);
+      throw toEngineError(error);
+    }
+    let started = false;
+    return mapStream(run(lease.model), {
+      map: (event) => {
         if (event.type === "start") {
           started = true;
           totals.promptTokens += event.inputTokens;
           totals.cachedPromptTokens += event.cachedInputTokens;
         }
-        yield event;
-      }
-    } finally {
-      permit.release();
-    }
-  } catch (error) {
-    if (!started) throw toEngineError(error);
-    yield { type: "error", error: toEngineError(error) };
-  } finally {
-    lease.release(options?.keepAliveMs);
-  }
+        return event;
+      },
+      fail: (error): GenerationEvent => {
+        if (!started) throw toEngineError(error);
+        return { type: "error", error: toEngineError(error) };
+      },
+      close: () => {
+        permit.release();
+        lease.release(options?.keepAliveMs);
+      },
+    });
+  });
 }

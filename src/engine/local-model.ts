@@ -7,6 +7,7 @@ import type { GenerateOptions, LoadedModel, ModelInfo } from "./backend.js";
 import type { GenerationEvent } from "./events.js";
 import { planChat, planCompletion, tokenizeChat, type GenerationPlan, type PlanTarget } from "./generation-plan.js";
 import type { ChatRequest, CompletionRequest } from "./messages.js";
+import { lazyIterable } from "../lib/lazy-iterable.js";
 
 /**
  * Context per sequence when none is asked for, for the webgpu backend: the trained length, capped so a default load
@@ -28,12 +29,12 @@ export abstract class LocalModel implements LoadedModel {
 
   abstract dispose(): Promise<void>;
 
-  async *generate(request: ChatRequest, options: GenerateOptions = {}): AsyncGenerator<GenerationEvent> {
-    yield* this.run(await planChat(this.target, request), options.signal);
+  generate(request: ChatRequest, options: GenerateOptions = {}): AsyncIterable<GenerationEvent> {
+    return lazyIterable(async () => this.run(await planChat(this.target, request), options.signal));
   }
 
-  async *complete(request: CompletionRequest, options: GenerateOptions = {}): AsyncGenerator<GenerationEvent> {
-    yield* this.run(await planCompletion(this.target, request), options.signal);
+  complete(request: CompletionRequest, options: GenerateOptions = {}): AsyncIterable<GenerationEvent> {
+    return lazyIterable(async () => this.run(await planCompletion(this.target, request), options.signal));
   }
 
   async countTokens(request: ChatRequest): Promise<number> {

@@ -4,6 +4,7 @@
  * read, and a large body is first counted as sent, off the event loop (read-json-body.ts).
  */
 import { type Engine, EngineError, type ChatRequest } from "../engine/index.js";
+import { lazyIterable } from "../lib/lazy-iterable.js";
 
 /** How large one conversation may be (`kiln serve --max-messages`, `--max-blocks`). */
 export interface InputLimits {
@@ -33,9 +34,11 @@ export function withInputLimits(engine: Engine, limits: InputLimits): Engine {
 }
 
 /** The stream of `run()` once the request passed the check; a refusal rejects the first `next()`. */
-async function* checked<T>(request: ChatRequest, limits: InputLimits, run: () => AsyncIterable<T>): AsyncGenerator<T> {
-  checkInputLimits(request, limits);
-  yield* run();
+function checked<T>(request: ChatRequest, limits: InputLimits, run: () => AsyncIterable<T>): AsyncIterable<T> {
+  return lazyIterable(() => {
+    checkInputLimits(request, limits);
+    return run();
+  });
 }
 
 /** Throws a 400 naming the limit when the request exceeds one. */

@@ -5,6 +5,7 @@
  * generating reaches the scope check (403 permission) rather than answering 404 for a model that exists.
  */
 import type { Engine, GenerateOptions, GenerationEvent } from "../engine/index.js";
+import { lazyIterable } from "../lib/lazy-iterable.js";
 import type { AdmissionRequest, Principal, ServerFeatures } from "./context.js";
 import { allowsModel, checkModelScope } from "./model-scope.js";
 import type { ResponseObserver } from "./response-observer.js";
@@ -33,15 +34,15 @@ export function createRequestEngine(engine: Engine, options: RequestEngineOption
     checkModelScope(engine, scope, model);
     await (admitted ??= admit({ model, estimateTokens }));
   };
-  async function* run(request: { model: string }, events: (options: GenerateOptions) => AsyncIterable<GenerationEvent>,
-    estimateTokens: () => Promise<number>, options: GenerateOptions = {}) {
+  const run = (request: { model: string }, events: (options: GenerateOptions) => AsyncIterable<GenerationEvent>,
+    estimateTokens: () => Promise<number>, options: GenerateOptions = {}) => lazyIterable(async () => {
     await enter(request.model, estimateTokens);
     // The observer stops the generation when the client leaves, so it can read the usage of what was generated.
     const stop = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
     const keepAlive = options.keepAliveMs ?? requestKeepAlive;
-    yield* observer.observe(request, events({ ...options, signal, ...(keepAlive !== undefined ? { keepAliveMs: keepAlive } : {}) }), () => stop.abort());
-  }
+    return observer.observe(request, events({ ...options, signal, ...(keepAlive !== undefined ? { keepAliveMs: keepAlive } : {}) }), () => stop.abort());
+  });
   return {
     generate: (request, generateOptions?: GenerateOptions) =>
       run(request, (options) => engine.generate(request, options), () => engine.countTokens(request), generateOptions),

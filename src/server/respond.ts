@@ -15,12 +15,11 @@ export async function pullFirst<T>(source: AsyncIterable<T>): Promise<AsyncItera
     [Symbol.asyncIterator]() {
       let replayed = false;
       return {
-        next: async () => {
-          if (!replayed) {
-            replayed = true;
-            return first;
-          }
-          return iterator.next();
+        // Not async: the source's own promise is handed on, with no extra one per item.
+        next: () => {
+          if (replayed) return iterator.next();
+          replayed = true;
+          return Promise.resolve(first);
         },
         return: async (value?: unknown) => {
           await iterator.return?.(value);

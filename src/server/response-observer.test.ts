@@ -85,25 +85,25 @@ describe("createResponseObserver", () => {
       }
     }
     const observer = createResponseObserver({ requestId: "req_5", method: "POST", route: "/v1/messages" });
-    const events = observer.observe({}, endless(), () => (aborted = true));
+    const events = observer.observe({}, endless(), () => (aborted = true))[Symbol.asyncIterator]();
     for (let i = 0; i < 5; i++) await events.next();
-    await events.return(undefined);
+    await events.return!(undefined);
     expect(observer.complete(200)).toMatchObject({ inputTokens: 7, outputTokens: 3 });
     expect(closed).toBe(true);
 
     aborted = closed = false;
     const unstoppable = createResponseObserver({ requestId: "req_6", method: "POST", route: "/v1/messages" });
-    const more = unstoppable.observe({}, endless());
+    const more = unstoppable.observe({}, endless())[Symbol.asyncIterator]();
     for (let i = 0; i < 3; i++) await more.next();
-    await more.return(undefined);
+    await more.return!(undefined);
     expect([closed, unstoppable.complete(200).outputTokens]).toEqual([true, 0]);
   });
 
   it("records a response whose client left before its end as 499 aborted, with the prompt it was charged", async () => {
     const observer = createResponseObserver({ requestId: "req_7", method: "POST", route: "/v1/chat/completions" });
-    const events = observer.observe({}, replay([start(17_443), ...text("late")]), () => {});
+    const events = observer.observe({}, replay([start(17_443), ...text("late")]), () => {})[Symbol.asyncIterator]();
     await events.next();
-    await events.return(undefined);
+    await events.return!(undefined);
     expect(observer.clientLeft()).toMatchObject({ status: 499, error: expect.stringMatching(/^aborted: /), inputTokens: 17_443, outputTokens: 0 });
   });
 

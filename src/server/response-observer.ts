@@ -5,6 +5,7 @@
  * the finished record; nothing else measures a request.
  */
 import { EngineError, toEngineError, type EmbeddingResult, type GenerationEvent, type Usage } from "../engine/index.js";
+import { mapStream } from "../lib/map-stream.js";
 import type { ResponseRecord } from "./context.js";
 import { addDraftUsage } from "./draft-usage.js";
 
@@ -26,7 +27,7 @@ export interface ResponseObserver {
    * (the client went away), `abort` stops the generation and the rest is read to its finish for the usage: what was
    * generated counts, whether or not the client stayed to read it.
    */
-  observe(prompt: unknown, events: AsyncIterable<GenerationEvent>, abort?: () => void): AsyncGenerator<GenerationEvent>;
+  observe(prompt: unknown, events: AsyncIterable<GenerationEvent>, abort?: () => void): AsyncIterable<GenerationEvent>;
   /** Awaits one embedding call, recording its resolved model and input tokens (or its failure, then rethrown). */
   observeEmbedding(prompt: unknown, result: Promise<EmbeddingResult>): Promise<EmbeddingResult>;
   /** Records why the request failed. */
@@ -78,41 +79,32 @@ export function createResponseObserver(start: Pick<ResponseRecord, "requestId" |
     }
   };
 
-  async function* observe(prompt: unknown, events: AsyncIterable<GenerationEvent>, abort?: () => void): AsyncGenerator<GenerationEvent> {
+  function observe(prompt: unknown, events: AsyncIterable<GenerationEvent>, abort?: () => void): AsyncIterable<GenerationEvent> {
     const started = clock();
     firstStarted ??= started;
     let lastDelta: number | undefined;
     if (options.recordBodies) Object.assign(record, { prompt, output: record.output ?? "" });
-    const iterator = events[Symbol.asyncIterator]();
-    let ended = false;
-    try {
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done) {
-          ended = true;
-          return;
-        }
-        const event = next.value;
+    return mapStream(events, {
+      map: (event) => {
         account(event);
         if (event.type === "tool-call-start") {
           // The log shows which tool a call's arguments belong to.
           if (options.recordBodies) record.output += `${record.output ? "\n" : ""}[tool call ${event.name}] `;
         } else if (isContentDelta(event)) {
           const now = clock();
-          if (record.timeToFirstTokenMs === undefined) record.timeToFirstTokenMs = now - firstStarted;
+          if (record.timeToFirstTokenMs === undefined) record.timeToFirstTokenMs = now - firstStarted!;
           else if (lastDelta !== undefined) (record.interTokenMs ??= []).push(now - lastDelta);
           lastDelta = now;
           if (options.recordBodies) record.output += event.type === "tool-call-delta" ? event.json : event.text;
         }
-        yield event;
-      }
-    } catch (error) {
-      ended = true;
-      fail(toEngineError(error));
-      throw error;
-    } finally {
-      if (!ended) await readToFinish(iterator, abort);
-    }
+        return event;
+      },
+      fail: (error) => {
+        fail(toEngineError(error));
+        throw error;
+      },
+      leave: (iterator) => readToFinish(iterator, abort),
+    });
   }
 
   async function observeEmbedding(prompt: unknown, result: Promise<EmbeddingResult>): Promise<EmbeddingResult> {

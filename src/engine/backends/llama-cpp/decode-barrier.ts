@@ -12,8 +12,6 @@
  * from those times.
  */
 
-const alreadyReleased: Promise<void> = Promise.resolve();
-
 export class DecodeBarrier {
   private members = 0;
   private prefilling = 0;
@@ -62,11 +60,14 @@ export class DecodeBarrier {
     this.releaseIfComplete();
   }
 
-  /** A member has its token; resolves once every current member has arrived (at once when it is alone). */
-  arrive(): Promise<void> {
+  /**
+   * A member has its token; resolves once every current member has arrived. Undefined when it is released at once
+   * (it is alone): a stream on its own then awaits nothing between two tokens.
+   */
+  arrive(): Promise<void> | undefined {
     if (this.members <= 1 && this.waiting.length === 0) {
       this.stepEnded();
-      return alreadyReleased;
+      return undefined;
     }
     return new Promise<void>((resolve) => {
       this.waiting.push(resolve);

@@ -1,9 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { EventBuffer } from "./event-buffer.js";
 
-async function readAll<T>(buffer: EventBuffer<T>): Promise<T[]> {
+const nothingToFinish = async () => {};
+
+function readAll<T>(buffer: EventBuffer<T>): Promise<T[]> {
+  return readAllOf(buffer.drain(nothingToFinish));
+}
+
+async function readAllOf<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const items: T[] = [];
-  for await (const item of buffer.drain()) items.push(item);
+  for await (const item of iterable) items.push(item);
   return items;
 }
 
@@ -26,7 +32,7 @@ describe("EventBuffer", () => {
     expect(buffer.full).toBe(true);
     let roomMade = false;
     const room = buffer.waitForRoom().then(() => { roomMade = true; });
-    const reader = buffer.drain();
+    const reader = buffer.drain(nothingToFinish)[Symbol.asyncIterator]();
     await Promise.resolve();
     expect(roomMade).toBe(false);
     expect((await reader.next()).value).toBe(1);
@@ -50,7 +56,30 @@ describe("EventBuffer", () => {
     buffer.push(1);
     buffer.end({ error: new Error("boom") });
     const seen: number[] = [];
-    await expect((async () => { for await (const item of buffer.drain()) seen.push(item); })()).rejects.toThrow("boom");
+    const finished: string[] = [];
+    const drained = buffer.drain(async () => { finished.push(`finished after ${seen.length}`); });
+    await expect((async () => { for await (const item of drained) seen.push(item); })()).rejects.toThrow("boom");
     expect(seen).toEqual([1]);
+    expect(finished).toEqual(["finished after 1"]);
+  });
+
+  it("finishes once, before the end is reported or when the reader leaves early", async () => {
+    const ended = new EventBuffer<number>(4);
+    let finishes = 0;
+    const drained = ended.drain(async () => { finishes++; });
+    ended.push(1);
+    ended.end();
+    expect(await readAllOf(drained)).toEqual([1]);
+    expect(finishes).toBe(1);
+
+    const left = new EventBuffer<number>(4);
+    let leftFinishes = 0;
+    left.push(1);
+    left.push(2);
+    for await (const item of left.drain(async () => { leftFinishes++; })) {
+      expect(item).toBe(1);
+      break;
+    }
+    expect(leftFinishes).toBe(1);
   });
 });

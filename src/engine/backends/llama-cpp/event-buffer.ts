@@ -47,19 +47,36 @@ export class EventBuffer<T> {
     return new Promise((resolve) => { this.wakeProducer = resolve; });
   }
 
-  /** Yields every event in order until the producer ends. */
-  async *drain(): AsyncGenerator<T> {
-    for (;;) {
-      if (this.items.length > 0) {
-        yield this.take();
-        continue;
-      }
-      if (this.ended) {
-        if (this.failure) throw this.failure.error;
-        return;
-      }
-      await new Promise<void>((resolve) => { this.wakeConsumer = resolve; });
-    }
+  /**
+   * Every event in order until the producer ends (then its failure, if any), with `onFinish` run once before the end
+   * is reported or once the consumer leaves (`return()`). A plain iterator rather than an async generator: it makes
+   * one promise per event.
+   */
+  drain(onFinish: () => Promise<void>): AsyncIterable<T> {
+    let finishing: Promise<void> | undefined;
+    const finish = () => (finishing ??= onFinish());
+    const end = (): Promise<IteratorResult<T>> => finish().then(() => {
+      if (this.failure) throw this.failure.error;
+      return { done: true, value: undefined };
+    });
+    const next = (): Promise<IteratorResult<T>> => {
+      if (this.items.length > 0) return Promise.resolve({ done: false, value: this.take() });
+      if (this.ended) return end();
+      return new Promise((resolve, reject) => {
+        this.wakeConsumer = () => {
+          if (this.items.length > 0) resolve({ done: false, value: this.take() });
+          else next().then(resolve, reject);
+        };
+      });
+    };
+    const iterator: AsyncIterator<T> = {
+      next,
+      return: async (value?: unknown) => {
+        await finish();
+        return { done: true, value: value as T };
+      },
+    };
+    return { [Symbol.asyncIterator]: () => iterator };
   }
 
   private take(): T {

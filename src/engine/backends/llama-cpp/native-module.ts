@@ -96,3 +96,14 @@ export function nativeTarget(context: LlamaContext, model: LlamaModel): NativeTa
 export function shadowMethod<T extends object, K extends keyof T>(target: T, name: K, value: T[K]): void {
   Object.defineProperty(target, name, { value, configurable: true, writable: true });
 }
+
+/** `promise`, with `settled` run once it settles: `finally` without its extra promises, on every decode step. */
+export function whenSettled<T>(promise: Promise<T>, settled: () => void): Promise<T> {
+  return promise.then((value) => {
+    settled();
+    return value;
+  }, (error: unknown) => {
+    settled();
+    throw error;
+  });
+}

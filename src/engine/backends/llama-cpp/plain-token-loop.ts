@@ -72,7 +72,7 @@ export function plainTokenLoop(
   sampler: StepSampler,
   sampling: PlainSampling,
   pastEog = false,
-): AsyncGenerator<LoopToken> | undefined {
+): AsyncIterable<LoopToken> | undefined {
   const internals = internalsOf(sequence);
   return internals && loop(internals, (token) => !pastEog && model.isEogToken(token), tokens, sampler, sampling);
 }
@@ -111,39 +111,63 @@ const noSampling = (): Promise<number> => Promise.resolve(-1);
  * ms on 2 CPU cores (bench/results/2026-11-27-vm-deep-context-host.md). A sequence that must shift its context goes
  * through node-llama-cpp's own path.
  */
-async function decode(sequence: SequenceInternals, tokens: Token[], logits: boolean[], sample: (batchLogitIndex: number) => Promise<number>): Promise<Array<number | undefined>> {
+function decode(sequence: SequenceInternals, tokens: Token[], logits: boolean[], sample: (batchLogitIndex: number) => Promise<number>): Promise<Array<number | undefined>> {
   const afterBatchAction = sequence._takeIntervalCheckpointIfNeededAfterBatch?.bind(sequence);
   const start = sequence._nextTokenIndex;
   const context = sequence._context;
   if (context.contextSize - 1 - start < tokens.length) {
     return sequence._decodeTokens(tokens, logits, EVALUATION_PRIORITY, sequence._tokenMeter, sequence._contextShift, sample, afterBatchAction);
   }
-  const generated = await context._decodeTokens({
+  return context._decodeTokens({
     sequenceId: sequence._sequenceId, tokens, firstTokenSequenceIndex: start, logits, evaluationPriority: EVALUATION_PRIORITY,
     tokenMeter: sequence._tokenMeter, afterBatchAction,
-  }, sample);
-  const outputs: Array<number | undefined> = [];
-  for (const [index, value] of generated) outputs[index - start] = value;
-  sequence._nextTokenIndex = start + tokens.length;
-  for (const token of tokens) sequence._contextTokens.push(token);
-  return outputs;
+  }, sample).then((generated) => {
+    const outputs: Array<number | undefined> = [];
+    for (const [index, value] of generated) outputs[index - start] = value;
+    sequence._nextTokenIndex = start + tokens.length;
+    for (const token of tokens) sequence._contextTokens.push(token);
+    return outputs;
+  });
 }
 
-async function* loop(sequence: SequenceInternals, ends: (token: Token) => boolean, tokens: Token[], sampler: StepSampler, sampling: PlainSampling): AsyncGenerator<LoopToken> {
+const DONE = { done: true, value: undefined } as const;
+
+/**
+ * The token loop as a plain iterator (each `next()` decodes the token before and samples the next one): an async
+ * generator would add several promises to every token.
+ */
+function loop(sequence: SequenceInternals, ends: (token: Token) => boolean, tokens: Token[], sampler: StepSampler, sampling: PlainSampling): AsyncIterable<LoopToken> {
   // The generation's random state lives with this object.
   const owner = {};
   const sample = (batchLogitIndex: number) => sampler.sample(batchLogitIndex, sampling, owner);
   let evaluate = tokens;
   // As node-llama-cpp's loop: nothing to evaluate, nothing to sample.
-  if (evaluate.length === 0) return;
-  for (;;) {
-    const logits: boolean[] = [];
-    logits[evaluate.length - 1] = true;
-    const decoded = await decode(sequence, evaluate, logits, sample);
+  let over = evaluate.length === 0;
+  const sampled = (decoded: Array<number | undefined>): IteratorResult<LoopToken> => {
     const token = decoded[evaluate.length - 1];
-    if (token === undefined || token === -1) throw new Error("Failed to sample the next token");
-    if (ends(token as Token)) return;
-    yield { token: token as Token };
+    if (token === undefined || token === -1) return failed(new Error("Failed to sample the next token"));
+    if (ends(token as Token)) {
+      over = true;
+      return DONE;
+    }
     evaluate = [token as Token];
-  }
+    return { done: false, value: { token: token as Token } };
+  };
+  const failed = (error: unknown): never => {
+    over = true;
+    throw error;
+  };
+  const iterator: AsyncIterator<LoopToken> = {
+    next: () => {
+      if (over) return Promise.resolve(DONE);
+      const logits: boolean[] = [];
+      logits[evaluate.length - 1] = true;
+      return decode(sequence, evaluate, logits, sample).then(sampled, failed);
+    },
+    return: () => {
+      over = true;
+      return Promise.resolve(DONE);
+    },
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
 }

@@ -27,6 +27,7 @@ import type { SlotLease, SlotPool } from "./slot-pool.js";
 import type { StepInterrupter } from "./step-interrupter.js";
 import { LANE_MIN_TOKENS, type PrefillLane } from "./prefill-lane.js";
 import { draftFor, speculate, type Drafts } from "./speculative-decode.js";
+import { lazyIterable } from "../../../lib/lazy-iterable.js";
 
 /** What the loop needs from the loaded model. */
 export interface GenerationRuntime {
@@ -54,29 +55,31 @@ export interface GenerationRuntime {
 /** Events a reader may lag behind before the token loop pauses (and leaves the barrier meanwhile). */
 const BUFFERED_EVENTS = 16;
 
-/** Runs one plan. Throws (before `start`) for an abort while waiting or a grammar that does not compile. */
-export async function* runGeneration(runtime: GenerationRuntime, plan: GenerationPlan, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
-  throwIfAborted(signal);
-  const grammarState = plan.grammar ? await compileGrammarState(runtime.llama, runtime.model, plan.grammar) : undefined;
-  const lease = await runtime.pool.acquire(plan.prompt as Token[], signal);
-  const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS, runtime.readers && ((reader) => runtime.readers?.wake(reader)));
-  // Aborted by the caller's signal, or by a reader that stops early.
-  const abandoned = new AbortController();
-  const abandon = () => abandoned.abort();
-  signal?.addEventListener("abort", abandon);
-  let production = Promise.resolve();
-  try {
+/** Runs one plan. Rejects the first `next()` (before `start`) for an abort while waiting or a grammar that does not compile. */
+export function runGeneration(runtime: GenerationRuntime, plan: GenerationPlan, signal?: AbortSignal): AsyncIterable<GenerationEvent> {
+  return lazyIterable(async () => {
     throwIfAborted(signal);
-    production = decodeTokens(runtime, plan, lease, grammarState, abandoned.signal, buffer).then(() => buffer.end(), (error: unknown) => buffer.end({ error }));
-    yield* buffer.drain();
-  } finally {
-    // A reader that stops early closes the buffer: the loop sees it at its next token and ends like an abort.
-    buffer.close();
-    abandon();
-    await production;
-    signal?.removeEventListener("abort", abandon);
-    lease.release();
-  }
+    const grammarState = plan.grammar ? await compileGrammarState(runtime.llama, runtime.model, plan.grammar) : undefined;
+    const lease = await runtime.pool.acquire(plan.prompt as Token[], signal);
+    if (signal?.aborted) {
+      lease.release();
+      throwIfAborted(signal);
+    }
+    const buffer = new EventBuffer<GenerationEvent>(BUFFERED_EVENTS, runtime.readers && ((reader) => runtime.readers?.wake(reader)));
+    // Aborted by the caller's signal, or by a reader that stops early.
+    const abandoned = new AbortController();
+    const abandon = () => abandoned.abort();
+    signal?.addEventListener("abort", abandon);
+    const production = decodeTokens(runtime, plan, lease, grammarState, abandoned.signal, buffer).then(() => buffer.end(), (error: unknown) => buffer.end({ error }));
+    return buffer.drain(async () => {
+      // A reader that stops early closes the buffer: the loop sees it at its next token and ends like an abort.
+      buffer.close();
+      abandon();
+      await production;
+      signal?.removeEventListener("abort", abandon);
+      lease.release();
+    });
+  });
 }
 
 async function decodeTokens(
@@ -134,7 +137,8 @@ async function decodeTokens(
       const { events, finished } = tokens.push(step.token, logprobs);
       for (const event of events) out.push(event);
       if (finished) { reason = finished; break; }
-      await pacer.beforeNextToken();
+      const paced = pacer.beforeNextToken();
+      if (paced) await paced;
     }
   } catch (error) {
     // A step stopped because this request was abandoned: what was evaluated before it stays in the sequence.
@@ -218,17 +222,22 @@ class StepPacer {
     await this.barrier?.arrive();
   }
 
-  async beforeNextToken(): Promise<void> {
+  /** Waits, if need be, for the reader to make room and for the other members; undefined: nothing to wait for. */
+  beforeNextToken(): Promise<void> | undefined {
     if (this.out.full) {
       this.stop();
-      await this.out.waitForRoom();
+      return this.out.waitForRoom().then(() => this.rejoin());
     }
-    if (!this.barrier) return;
+    return this.rejoin();
+  }
+
+  private rejoin(): Promise<void> | undefined {
+    if (!this.barrier) return undefined;
     if (!this.joined) {
       this.barrier.join();
       this.joined = true;
     }
-    await this.barrier.arrive();
+    return this.barrier.arrive();
   }
 
   stop(): void {

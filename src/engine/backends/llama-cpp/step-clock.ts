@@ -6,7 +6,7 @@
  */
 import type { LlamaContext } from "node-llama-cpp";
 import type { StepStats } from "../../backend.js";
-import { shadowMethod } from "./native-module.js";
+import { shadowMethod, whenSettled } from "./native-module.js";
 
 interface NativeBatch {
   initBatch(size: number): void;
@@ -44,7 +44,7 @@ export class StepClock {
     shadowMethod(native, "decodeBatch", () => {
       const started = performance.now();
       if (clock.lastEnd !== undefined && clock.busy()) clock.stats.hostMs += started - clock.lastEnd;
-      return decodeBatch.call(native).finally(() => {
+      return whenSettled(decodeBatch.call(native), () => {
         const ended = performance.now();
         clock.stats.steps++;
         clock.stats.computeMs += ended - started;

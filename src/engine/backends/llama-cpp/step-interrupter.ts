@@ -7,7 +7,7 @@
  * sequence's tokens is never interrupted.
  */
 import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
-import { shadowMethod } from "./native-module.js";
+import { shadowMethod, whenSettled } from "./native-module.js";
 
 /** The native context methods watched (internal to node-llama-cpp, present in the pinned 3.x release). */
 interface NativeBatch {
@@ -41,7 +41,7 @@ export class StepInterrupter {
     shadowMethod(native, "decodeBatch", () => {
       steps.decoding = true;
       if (steps.onlyAbandoned()) steps.setInterrupt(true);
-      return decodeBatch.call(native).finally(() => {
+      return whenSettled(decodeBatch.call(native), () => {
         steps.decoding = false;
         steps.setInterrupt(false);
       });

@@ -7,6 +7,7 @@
 import type { GenerationEvent, Usage } from "../../../engine/index.js";
 import { formatSseComment, formatSseEvent } from "../../sse.js";
 import { guardStream } from "../../stream-guard.js";
+import { mapStream } from "../../../lib/map-stream.js";
 import { sequenceChoices, sumChoiceUsage } from "../wire/choices.js";
 import { toOpenAIErrorFrames } from "../wire/errors.js";
 import { toOpenAIFinishReason, type OpenAIFinishReason } from "../wire/finish-reason.js";
@@ -68,21 +69,26 @@ export interface ChatCompletionChunk {
  * Encodes the choices' event streams, run one after another, as SSE frames (strings ending in a blank line); an
  * error ends the whole stream in-band.
  */
-export function encodeChatCompletionStream(choices: Array<() => AsyncIterable<GenerationEvent>>, options: ChatStreamOptions): AsyncGenerator<string> {
+export function encodeChatCompletionStream(choices: Array<() => AsyncIterable<GenerationEvent>>, options: ChatStreamOptions): AsyncIterable<string> {
   return guardStream(encodeChoices(choices, options), toOpenAIErrorFrames);
 }
 
-async function* encodeChoices(choices: Array<() => AsyncIterable<GenerationEvent>>, options: ChatStreamOptions): AsyncGenerator<string> {
+/** Each event's frames as one string (one write per event), then the usage chunk and `[DONE]`; an error ends it. */
+function encodeChoices(choices: Array<() => AsyncIterable<GenerationEvent>>, options: ChatStreamOptions): AsyncIterable<string> {
   const encoders = choices.map((_, index) => createChatStreamEncoder(options, index));
   const usages: Usage[] = [];
-  for await (const { choice, event } of sequenceChoices(choices)) {
-    options.keepAlive?.track(choice, event);
-    yield* encoders[choice]!(event);
-    if (event.type === "error") return;
-    if (event.type === "finish") usages.push(event.usage);
-  }
-  if (options.includeUsage) yield formatSseEvent(undefined, { ...toChunk(options, []), usage: toChatUsage(sumChoiceUsage(usages, choices.length)) });
-  yield formatSseEvent(undefined, "[DONE]");
+  return mapStream(sequenceChoices(choices), {
+    map: ({ choice, event }, stop) => {
+      options.keepAlive?.track(choice, event);
+      if (event.type === "error") stop();
+      if (event.type === "finish") usages.push(event.usage);
+      return encoders[choice]!(event).join("") || undefined;
+    },
+    end: () => {
+      const usage = options.includeUsage ? formatSseEvent(undefined, { ...toChunk(options, []), usage: toChatUsage(sumChoiceUsage(usages, choices.length)) }) : "";
+      return usage + formatSseEvent(undefined, "[DONE]");
+    },
+  });
 }
 
 /** A stateful fold for choice `index`: each event → the frames it produces (often none), up to its finish chunk. */

@@ -9,6 +9,7 @@ import type { GenerationEvent } from "../../../engine/index.js";
 import type { IdFactory } from "../../../lib/ids.js";
 import { formatSseEvent } from "../../sse.js";
 import { guardStream } from "../../stream-guard.js";
+import { mapStream } from "../../../lib/map-stream.js";
 import { toOpenAIErrorBody } from "../wire/errors.js";
 import { toChatLogprobs, type ChatTokenLogprob } from "../wire/logprobs.js";
 import { argumentsText, toCallId } from "../wire/response-meta.js";
@@ -156,14 +157,11 @@ export function createResponsesEncoder(meta: ResponsesMeta): { push(event: Gener
  * Encodes a whole event stream as `event:`/`data:` SSE frames; a failure ends it with response.failed, numbered
  * after what was sent.
  */
-export function encodeResponsesStream(events: AsyncIterable<GenerationEvent>, meta: ResponsesMeta): AsyncGenerator<string> {
+export function encodeResponsesStream(events: AsyncIterable<GenerationEvent>, meta: ResponsesMeta): AsyncIterable<string> {
   const encoder = createResponsesEncoder(meta);
   const encode = (event: GenerationEvent) => encoder.push(event).map((out) => formatSseEvent(out.type, out));
-  return guardStream(encodeEvents(events, encode), (error) => encode({ type: "error", error }));
-}
-
-async function* encodeEvents(events: AsyncIterable<GenerationEvent>, encode: (event: GenerationEvent) => string[]): AsyncGenerator<string> {
-  for await (const event of events) yield* encode(event);
+  // Each event's frames as one string: one write per event.
+  return guardStream(mapStream(events, { map: (event) => encode(event).join("") || undefined }), (error) => encode({ type: "error", error }));
 }
 
 /** Folds a whole event stream into the final response object (non-streaming /v1/responses). */

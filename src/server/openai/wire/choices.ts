@@ -5,6 +5,7 @@
  */
 import type { DraftUsage, GenerationEvent, SamplingOptions, Usage } from "../../../engine/index.js";
 import { addDraftUsage } from "../../draft-usage.js";
+import { mapStream } from "../../../lib/map-stream.js";
 
 /**
  * `n` copies of a request; with a seed, choice i samples with seed + i, so seeded choices differ yet repeat. A seed
@@ -31,8 +32,20 @@ export function sumChoiceUsage(usages: Usage[], perPrompt: number): Usage {
   };
 }
 
+/** An event of one of a request's choices. */
+export interface ChoiceEvent {
+  choice: number;
+  event: GenerationEvent;
+}
+
 /** Each choice's events in turn, tagged with its index; a choice's stream is only started once the one before ended. */
-export async function* sequenceChoices(runs: Array<() => AsyncIterable<GenerationEvent>>): AsyncGenerator<{ choice: number; event: GenerationEvent }> {
+export function sequenceChoices(runs: Array<() => AsyncIterable<GenerationEvent>>): AsyncIterable<ChoiceEvent> {
+  // The common case, one choice, without an async generator's promises per event.
+  if (runs.length === 1) return mapStream(runs[0]!(), { map: (event) => ({ choice: 0, event }) });
+  return eachInTurn(runs);
+}
+
+async function* eachInTurn(runs: Array<() => AsyncIterable<GenerationEvent>>): AsyncGenerator<ChoiceEvent> {
   for (const [choice, run] of runs.entries()) {
     for await (const event of run()) yield { choice, event };
   }
