@@ -3,7 +3,9 @@
  * environment in VARIANT_ENV as NAME=value pairs), and llama-server: one client at a time, greedy, sides alternating
  * each round; tokens/s after the first token and the median gap between chunks.
  * Usage: npm run build && VARIANT_NODE_FLAGS=--single-threaded-gc node bench/investigate/kiln-variants.js
- *   (env: VARIANT_NODE_FLAGS, VARIANT_ENV, ROUNDS, MAX_TOKENS, PAUSE_MS, BENCH_PARALLEL, BENCH_CTX)
+ *   (env: VARIANT_NODE_FLAGS, VARIANT_ENV, ROUNDS, MAX_TOKENS, PAUSE_MS, BENCH_PARALLEL, BENCH_CTX). BASE_BIN runs the
+ *   plain side from another build (a copy of bin/, dist/, build/ and package.json), so two versions of the code compare;
+ *   NO_PEER=1 leaves llama-server out (two sides alternating ABBA: no side is always the one that never follows itself).
  */
 import { readSettings } from "../lib/config.js";
 import { ensureLlamaCpp } from "../lib/llama-cpp-build.js";
@@ -15,11 +17,11 @@ const settings = readSettings();
 const rounds = Number(process.env.ROUNDS ?? 4);
 const nodeArgs = (process.env.VARIANT_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 const env = Object.fromEntries((process.env.VARIANT_ENV ?? "").split(" ").filter(Boolean).map((pair) => pair.split("=")));
-const llamaCpp = ensureLlamaCpp({ modelPath: settings.modelPath, threads: settings.threads, log: () => {} });
+const llamaCpp = process.env.NO_PEER ? undefined : ensureLlamaCpp({ modelPath: settings.modelPath, threads: settings.threads, log: () => {} });
 const sides = [
-  { label: "kiln", server: await startKiln(settings) },
+  { label: process.env.BASE_BIN ? "kiln (base)" : "kiln", server: await startKiln(settings, process.env.BASE_BIN ? { bin: process.env.BASE_BIN } : {}) },
   { label: `kiln ${[...nodeArgs, process.env.VARIANT_ENV ?? ""].join(" ")}`, server: await startKiln(settings, { nodeArgs, env }) },
-  { label: "llama-server", server: await startLlamaServer(settings, llamaCpp) },
+  ...(process.env.NO_PEER ? [] : [{ label: "llama-server", server: await startLlamaServer(settings, llamaCpp) }]),
 ];
 // Each kiln's step cost as measured at its load (the planner's starting point), in case the sides differ there.
 for (const { label, server } of sides.slice(0, 2)) {

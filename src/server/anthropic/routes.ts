@@ -9,6 +9,7 @@ import type { RequestContext, RouteInput } from "../context.js";
 import { jsonResponse, pullFirst } from "../respond.js";
 import { createSseResponse, formatSseEvent } from "../sse.js";
 import { guardStream } from "../stream-guard.js";
+import { mapStream } from "../../lib/map-stream.js";
 import { fromCountTokensRequest, fromMessagesRequest } from "./request.js";
 import { toMessage } from "./response.js";
 import { checkAnthropicVersion, CountTokensRequestSchema, MessagesRequestSchema, parseRequest } from "./schema.js";
@@ -40,7 +41,7 @@ export async function handleCountTokens(ctx: RequestContext, input: RouteInput):
 }
 
 /** Each engine event as the SSE text it produces (a failure thrown after the 200 is the stream guard's). */
-async function* encodeFrames(events: AsyncIterable<GenerationEvent>, encode: (event: GenerationEvent) => string): AsyncGenerator<string> {
-  for await (const event of events) yield encode(event);
+function encodeFrames(events: AsyncIterable<GenerationEvent>, encode: (event: GenerationEvent) => string): AsyncIterable<string> {
+  return mapStream(events, { map: (event) => encode(event) || undefined });
 }
 

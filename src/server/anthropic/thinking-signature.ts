@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EngineError, type GenerationEvent } from "../../engine/index.js";
 import { kilnHome } from "../../models/index.js";
+import { mapStream } from "../../lib/map-stream.js";
 
 /** What every signature kiln writes begins with. */
 const SIGNATURE_PREFIX = "kiln1.";
@@ -55,11 +56,12 @@ export function checkThinkingSignature(text: string, signature: string | undefin
 }
 
 /** The events with each reasoning block's signature set on its end. */
-export async function* withThinkingSignatures(events: AsyncIterable<GenerationEvent>): AsyncGenerator<GenerationEvent> {
+export function withThinkingSignatures(events: AsyncIterable<GenerationEvent>): AsyncIterable<GenerationEvent> {
   const texts = new Map<number, string>();
-  for await (const event of events) {
-    if (event.type === "reasoning-delta") texts.set(event.index, (texts.get(event.index) ?? "") + event.text);
-    if (event.type === "reasoning-end") yield { ...event, signature: signThinking(texts.get(event.index) ?? "") };
-    else yield event;
-  }
+  return mapStream(events, {
+    map: (event) => {
+      if (event.type === "reasoning-delta") texts.set(event.index, (texts.get(event.index) ?? "") + event.text);
+      return event.type === "reasoning-end" ? { ...event, signature: signThinking(texts.get(event.index) ?? "") } : event;
+    },
+  });
 }
