@@ -27,11 +27,13 @@ export interface SseResponseOptions {
   keepAliveMs?: number;
 }
 
-/** Where a stream's frames go: a web stream's controller, or a Node response. */
+/**
+ * Where a stream's frames go: a web stream's controller, or a Node response. Neither holds the producer back for a
+ * slow client: the frames queue in memory (at most a reply's worth) and the generation, and the slot it holds, never
+ * wait for a client's reading.
+ */
 interface FrameSink {
-  /** Writes one frame; false: wait for `room()` before the next. */
-  write(text: string): boolean;
-  room(): Promise<void>;
+  write(text: string): void;
   end(): void;
 }
 
@@ -56,11 +58,7 @@ export class SseResponse extends Response {
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
         self?.start({
-          write: (text) => {
-            controller.enqueue(encoder.encode(text));
-            return true;
-          },
-          room: () => Promise.resolve(),
+          write: (text) => controller.enqueue(encoder.encode(text)),
           end: () => controller.close(),
         });
       },
@@ -87,14 +85,7 @@ export class SseResponse extends Response {
     });
     res.on("error", () => void this.cancel());
     this.start({
-      write: (text) => res.write(text),
-      room: () => new Promise((resolve) => {
-        const done = () => {
-          res.off("drain", done).off("close", done);
-          resolve();
-        };
-        res.once("drain", done).once("close", done);
-      }),
+      write: (text) => void res.write(text),
       end: () => res.end(),
     });
   }
@@ -106,7 +97,7 @@ export class SseResponse extends Response {
     let lastWrite = Date.now();
     const write = (text: string) => {
       lastWrite = Date.now();
-      return sink.write(text);
+      sink.write(text);
     };
     const interval = this.options.keepAliveMs ?? 10_000;
     const keepAlive = this.options.keepAlive;
@@ -114,10 +105,10 @@ export class SseResponse extends Response {
       if (!this.closed && Date.now() - lastWrite >= interval) write(typeof keepAlive === "string" ? keepAlive : keepAlive());
     }, Math.max(50, Math.floor(interval / 2)));
     this.timer.unref();
-    void pump(this.iterator, write, () => sink.room(), () => this.closed).then(() => {
+    void pump(this.iterator, write, () => this.closed).then(() => {
       if (this.closed) return;
       sink.end();
-      this.finish(false);
+      this.finish();
     });
   }
 
@@ -130,10 +121,11 @@ export class SseResponse extends Response {
     this.notify(true);
   }
 
-  private finish(clientLeft: boolean): void {
+  /** The last frame is out. */
+  private finish(): void {
     this.closed = true;
     clearInterval(this.timer);
-    this.notify(clientLeft);
+    this.notify(false);
   }
 
   private notify(clientLeft: boolean): void {
@@ -147,12 +139,12 @@ export function createSseResponse(frames: AsyncIterable<string>, options: SseRes
 }
 
 // A producer that throws ends the stream: surfaces run their frames through the stream guard (stream-guard.ts) first.
-async function pump(iterator: AsyncIterator<string>, write: (text: string) => boolean, room: () => Promise<void>, stopped: () => boolean): Promise<void> {
+async function pump(iterator: AsyncIterator<string>, write: (text: string) => void, stopped: () => boolean): Promise<void> {
   try {
     for (;;) {
       const next = await iterator.next();
       if (next.done || stopped()) return;
-      if (next.value && !write(next.value)) await room();
+      if (next.value) write(next.value);
     }
   } catch {
     return;
