@@ -192,8 +192,19 @@ function admitAndRun(
       lease.release(options?.keepAliveMs);
       throw toEngineError(error);
     }
+    const release = () => {
+      permit.release();
+      lease.release(options?.keepAliveMs);
+    };
+    let events: AsyncIterable<GenerationEvent>;
+    try {
+      events = run(lease.model);
+    } catch (error) {
+      release();
+      throw toEngineError(error);
+    }
     let started = false;
-    return mapStream(run(lease.model), {
+    return mapStream(events, {
       map: (event) => {
         if (event.type === "start") {
           started = true;
@@ -206,10 +217,7 @@ function admitAndRun(
         if (!started) throw toEngineError(error);
         return { type: "error", error: toEngineError(error) };
       },
-      close: () => {
-        permit.release();
-        lease.release(options?.keepAliveMs);
-      },
+      close: release,
     });
   });
 }
