@@ -1,9 +1,9 @@
 /**
  * Host milliseconds per decode step (kiln's step clock, /metrics) and aggregate tokens/s at several stream counts,
- * for two builds of kiln side by side (BASE_BIN: a copy of bin/, dist/, build/ and package.json of the other build),
+ * for two builds of kiln side by side (KILN_BEFORE: another checkout's bin/kiln.js, or a copy of bin/, dist/, build/ and package.json),
  * sides alternating ABBA at each level: what a change to the per-token path saves, where it is multiplied by streams.
- * Usage: npm run build && BASE_BIN=bench/.work/base/bin/kiln.js node bench/investigate/host-per-step.js
- *   (env: LEVELS=1,8,32, ROUNDS, MAX_TOKENS; THIS_BIN runs the second side from another copy too)
+ * Usage: npm run build && KILN_BEFORE=bench/.work/base/bin/kiln.js node bench/investigate/host-per-step.js
+ *   (env: LEVELS=1,8,32, ROUNDS, MAX_TOKENS; KILN_AFTER runs the second side from another build too)
  */
 import { readSettings } from "../lib/config.js";
 import { generationPrompt } from "../lib/prompts.js";
@@ -17,8 +17,8 @@ const maxTokens = Number(process.env.MAX_TOKENS ?? 128);
 const settings = { ...readSettings(), ctxPerSequence: 1024 };
 const parallel = Math.max(...levels);
 const sides = [
-  { label: "base", server: await startKiln(settings, { parallel, bin: process.env.BASE_BIN }) },
-  { label: process.env.THIS_BIN ? "other" : "this build", server: await startKiln(settings, { parallel, ...(process.env.THIS_BIN ? { bin: process.env.THIS_BIN } : {}) }) },
+  { label: "before", server: await startKiln(settings, { parallel, bin: process.env.KILN_BEFORE }) },
+  { label: "after", server: await startKiln(settings, { parallel, ...(process.env.KILN_AFTER ? { bin: process.env.KILN_AFTER } : {}) }) },
 ];
 const results = new Map(sides.flatMap((side) => levels.map((level) => [`${side.label}@${level}`, { host: [], rate: [] }])));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -3,8 +3,9 @@
  * environment in VARIANT_ENV as NAME=value pairs), and llama-server: one client at a time, greedy, sides alternating
  * each round; tokens/s after the first token and the median gap between chunks.
  * Usage: npm run build && VARIANT_NODE_FLAGS=--single-threaded-gc node bench/investigate/kiln-variants.js
- *   (env: VARIANT_NODE_FLAGS, VARIANT_ENV, ROUNDS, MAX_TOKENS, PAUSE_MS, BENCH_PARALLEL, BENCH_CTX). BASE_BIN runs the
- *   plain side from another build (a copy of bin/, dist/, build/ and package.json), so two versions of the code compare;
+ *   (env: VARIANT_NODE_FLAGS, VARIANT_ENV, ROUNDS, MAX_TOKENS, PAUSE_MS, BENCH_PARALLEL, BENCH_CTX). KILN_BEFORE (as in
+ *   sweep-alternating.js) runs the plain side from another build (a copy of bin/, dist/, build/ and package.json, or
+ *   another checkout's bin/kiln.js), so two versions of the code compare;
  *   NO_PEER=1 leaves llama-server out (two sides alternating ABBA: no side is always the one that never follows itself).
  */
 import { readSettings } from "../lib/config.js";
@@ -19,7 +20,7 @@ const nodeArgs = (process.env.VARIANT_NODE_FLAGS ?? "").split(" ").filter(Boolea
 const env = Object.fromEntries((process.env.VARIANT_ENV ?? "").split(" ").filter(Boolean).map((pair) => pair.split("=")));
 const llamaCpp = process.env.NO_PEER ? undefined : ensureLlamaCpp({ modelPath: settings.modelPath, threads: settings.threads, log: () => {} });
 const sides = [
-  { label: process.env.BASE_BIN ? "kiln (base)" : "kiln", server: await startKiln(settings, process.env.BASE_BIN ? { bin: process.env.BASE_BIN } : {}) },
+  { label: process.env.KILN_BEFORE ? "kiln before" : "kiln", server: await startKiln(settings, process.env.KILN_BEFORE ? { bin: process.env.KILN_BEFORE } : {}) },
   { label: `kiln ${[...nodeArgs, process.env.VARIANT_ENV ?? ""].join(" ")}`, server: await startKiln(settings, { nodeArgs, env }) },
   ...(process.env.NO_PEER ? [] : [{ label: "llama-server", server: await startLlamaServer(settings, llamaCpp) }]),
 ];
