@@ -6,6 +6,7 @@ import { type Engine, type ModelInfo, EngineError } from "../engine/index.js";
 import { UsageError } from "./report-error.js";
 import { toGpuChoice, type ModelFlags } from "./options.js";
 import { resolveDraft } from "./resolve-draft.js";
+import { optimizeTokenPathSooner } from "./token-path-tiers.js";
 
 /** An engine serving exactly one model, and that model's facts. */
 export interface LocalEngine {
@@ -47,5 +48,6 @@ export async function openLocalEngine(flags: ModelFlags & { parallel?: number; c
     // Load warnings go to stderr, except while a full-screen UI owns the terminal.
     warn: options.quiet ? () => undefined : undefined,
   });
+  optimizeTokenPathSooner();
   return { engine, model: engine.listModels()[0]! };
 }

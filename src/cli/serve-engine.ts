@@ -7,6 +7,7 @@ import type { RemoteModelSpec, Engine, GpuLayersChoice, ModelDeclaration as Engi
 import type { ResidencySettings } from "./residency-options.js";
 import type { ModelDeclaration } from "./serve-config.js";
 import { toGpuChoice, type DraftFlags, type GpuFlag } from "./options.js";
+import { optimizeTokenPathSooner } from "./token-path-tiers.js";
 import { UsageError } from "./report-error.js";
 import { resolveDraft } from "./resolve-draft.js";
 
@@ -59,7 +60,7 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     else remoteModels.push(toRemoteSpec(declaration));
   }
   const { createEngine } = await import("../engine/index.js");
-  return createEngine({
+  const engine = await createEngine({
     models,
     remoteModels,
     parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads, backend: settings.backend,
@@ -80,6 +81,9 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     // debug: show where each prompt stopped matching the cache (why a request re-evaluated its prefix).
     onPrefixDivergence: settings.logLevel === "debug" ? (model, info) => hooks.log(`prefix cache ${model}: ${JSON.stringify(info)}`) : undefined,
   });
+  // After the declared models loaded: their loading runs once, and the optimizing compiler would only slow it.
+  optimizeTokenPathSooner();
+  return engine;
 }
 
 /** The disk tier under `$KILN_HOME/cache/prefix`; its warnings go to the server log. */

@@ -1,6 +1,5 @@
 import { Option, type Command } from "commander";
 import { addGenerationOptions, formatFlagErrors, toSamplingOptions, type ModelFlags, type SamplingFlags } from "../options.js";
-import { optimizeTokenPathSooner } from "../token-path-tiers.js";
 
 /** Flags of `kiln chat`, as commander parses them. */
 export interface ChatFlags extends ModelFlags, SamplingFlags {
@@ -29,7 +28,6 @@ export function registerChat(program: Command): void {
     .addOption(new Option("--api <protocol>", "protocol to speak with --url").choices(["anthropic", "openai"]).default("anthropic"))
     .addHelpText("after", "\nExamples:\n  kiln chat\n  kiln chat --model ./my-model.gguf --system \"Answer briefly\"\n  kiln chat --url http://127.0.0.1:8080 --api openai\n")
     .action(async (flags: ChatFlags) => {
-      optimizeTokenPathSooner();
       // Ink draws only the final frame when it thinks it runs in CI (CI or CONTINUOUS_INTEGRATION set), which
       // would leave a real terminal blank for the whole chat. It reads those variables once, when it is imported.
       if (process.stdout.isTTY) for (const name of ["CI", "CONTINUOUS_INTEGRATION"]) delete process.env[name];

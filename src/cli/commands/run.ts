@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { addGenerationOptions, formatFlagErrors, toSamplingOptions, type ModelFlags, type SamplingFlags } from "../options.js";
-import { optimizeTokenPathSooner } from "../token-path-tiers.js";
 
 /** Flags of `kiln run`, as commander parses them. */
 export interface RunFlags extends ModelFlags, SamplingFlags {
@@ -24,7 +23,6 @@ export function registerRun(program: Command): void {
     .option("--json", "print the engine's events as NDJSON, one per line, ending with finish and usage")
     .addHelpText("after", '\nExamples:\n  kiln run "Write a haiku about kilns"\n  cat notes.txt | kiln run "Summarise:"\n')
     .action(async (words: string[], flags: RunFlags) => {
-      optimizeTokenPathSooner();
       // Heavy modules (engine, native addon) load only here, so `kiln --help` stays fast.
       const { runPrompt } = await import("../run-prompt.js");
       process.exitCode = await runPrompt(words, flags, { sampling: toSamplingOptions(flags), maxTokens: flags.maxTokens ?? DEFAULT_MAX_TOKENS });

@@ -13,7 +13,6 @@ import {
 import { parseModelFlags, readConfigFile, type ConfigFile, type ModelDeclaration } from "../serve-config.js";
 import { addResidencyOptions, describeResidency, resolveResidency, type ResidencyFlags, type ResidencySettings } from "../residency-options.js";
 import type { ServeModelSettings } from "../serve-engine.js";
-import { optimizeTokenPathSooner } from "../token-path-tiers.js";
 
 /** Flags of `kiln serve`, as commander parses them (file settings fill what the flags leave unset). */
 export interface ServeFlags extends Omit<ModelFlags, "model">, ResidencyFlags {
@@ -111,7 +110,6 @@ export function registerServe(program: Command): void {
       "a second signal exits at once.",
     ].join("\n"))
     .action(async (flags: ServeFlags) => {
-      optimizeTokenPathSooner();
       await serve(flags);
     });
   addResidencyOptions(command);
