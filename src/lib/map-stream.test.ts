@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { collectAll as collect } from "../../test/helpers/collect.js";
 import { mapStream } from "./map-stream.js";
 
 async function* source(items: number[], log: string[], failAfter?: Error): AsyncGenerator<number> {
@@ -8,12 +9,6 @@ async function* source(items: number[], log: string[], failAfter?: Error): Async
   } finally {
     log.push("source closed");
   }
-}
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of iterable) items.push(item);
-  return items;
 }
 
 describe("mapStream", () => {

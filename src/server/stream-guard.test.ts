@@ -1,17 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { EngineError } from "../engine/index.js";
 import { guardStream } from "./stream-guard.js";
+import { collectAll as collect } from "../../test/helpers/collect.js";
 
 async function* frames(failure?: Error): AsyncGenerator<string> {
   yield "a\n\n";
   yield "b\n\n";
   if (failure) throw failure;
-}
-
-async function collect(source: AsyncIterable<string>): Promise<string[]> {
-  const out: string[] = [];
-  for await (const frame of source) out.push(frame);
-  return out;
 }
 
 describe("guardStream", () => {

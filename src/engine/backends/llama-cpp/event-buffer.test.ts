@@ -1,16 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { collectAll } from "../../../../test/helpers/collect.js";
 import { EventBuffer } from "./event-buffer.js";
 
 const nothingToFinish = async () => {};
 
 function readAll<T>(buffer: EventBuffer<T>): Promise<T[]> {
-  return readAllOf(buffer.drain(nothingToFinish));
-}
-
-async function readAllOf<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of iterable) items.push(item);
-  return items;
+  return collectAll(buffer.drain(nothingToFinish));
 }
 
 describe("EventBuffer", () => {
@@ -69,7 +64,7 @@ describe("EventBuffer", () => {
     const drained = ended.drain(async () => { finishes++; });
     ended.push(1);
     ended.end();
-    expect(await readAllOf(drained)).toEqual([1]);
+    expect(await collectAll(drained)).toEqual([1]);
     expect(finishes).toBe(1);
 
     const left = new EventBuffer<number>(4);
