@@ -8,7 +8,7 @@ import type { LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-
 import { basename } from "node:path";
 import { EngineError } from "../../../errors/engine-error.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
-import type { LlamaCppModelOptions } from "./llama-cpp-model.js";
+import type { LlamaCppModelOptions } from "./llama-cpp-model-options.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS } from "./decode-threads.js";
 
 /** Tokens drafted per step unless `--draft-max` says otherwise. */

@@ -10,8 +10,6 @@ import type { EmbeddingRequest, EmbeddingResult } from "../../embeddings.js";
 import type { GenerationEvent } from "../../events.js";
 import { targetReasons, type GenerationPlan, type PlanTarget } from "../../generation-plan.js";
 import { LocalModel } from "../../local-model.js";
-import type { GpuLayersChoice, PrefixDiskSettings, PrefixDivergence } from "../../engine-options.js";
-import type { DraftDeclaration } from "../../model-specs.js";
 import { PromptThread } from "../../text/prompt-thread.js";
 import { scanVocabulary, vocabularyOf, type Vocabulary } from "../../text/vocabulary.js";
 import { newId, type IdFactory } from "../../../lib/ids.js";
@@ -24,12 +22,12 @@ import { CoreSplit } from "./core-share.js";
 import { describeModel } from "./describe-model.js";
 import { EmbeddingContext } from "./embedding-context.js";
 import { checkCellLimit, chooseContextSize, contextFailure, DEFAULT_FIT_CONTEXT, kvCellLimit, type ContextChoice } from "./fit-context.js";
-import { describeKvCache, kvCacheContextOptions, type KvCacheSettings } from "./kv-cache-types.js";
+import { describeKvCache, kvCacheContextOptions } from "./kv-cache-types.js";
 import { loadGgufModel, warnOnStderr } from "./load-llama.js";
 import { calibrateStepCost, describeStepCost } from "./calibrate-steps.js";
 import { StepClock } from "./step-clock.js";
 import { reportModelDistribution } from "./logprobs.js";
-import { StepSampler, type SampleInline } from "./step-sampler.js";
+import { StepSampler } from "./step-sampler.js";
 import { StepPlanner, type StepDevice } from "./step-planner.js";
 import { laneSupports, PrefillLane } from "./prefill-lane.js";
 import { laneFitsAtLoad, openDiskTier, openEmbeddingContext, openLaneContext, useCpuThreads, type ModelParts } from "./model-parts.js";
@@ -38,57 +36,7 @@ import { StepInterrupter } from "./step-interrupter.js";
 import { ReaderWakes } from "./reader-wakes.js";
 import { SlotPool } from "./slot-pool.js";
 import { useCellCopies } from "./copy-prefix.js";
-
-/** How to load and serve one model (with its KV cache's types and flash attention, kv-cache-types.ts). */
-export interface LlamaCppModelOptions extends KvCacheSettings {
-  id: string;
-  path: string;
-  aliases?: string[];
-  /** Whether the model thinks in `<think>` blocks; undefined: as its chat template says. */
-  reasoning?: boolean;
-  /** The opened bindings (shared by every model of an engine). */
-  llama: Llama;
-  /** Sequences decoded together in one context. */
-  parallel: number;
-  /** Tokens per sequence (prompt + output); default: the largest up to the train context that fits (fit-context.ts). */
-  ctxSize?: number;
-  /** With no ctxSize, the most tokens per sequence the default context takes (engine-options.ts). */
-  ctxSizeAtMost?: number;
-  /** Layers offloaded to the GPU (default "auto": as many as fit beside the context). */
-  gpuLayers?: GpuLayersChoice;
-  /** Where load warnings go (a GPU load retried on the CPU, a partial offload); default: stderr. */
-  warn?(message: string): void;
-  /** CPU threads for evaluation. */
-  threads: number;
-  /** The cores shared with the other models of the process (default: a budget of this model's own). */
-  coreBudget?: CoreBudget;
-  /** Reuse cached prompt prefixes across requests (default true). */
-  prefixCache?: boolean;
-  /** The prefix cache's disk tier (absent: RAM only; ignored without prefixCache). */
-  prefixCacheDisk?: PrefixDiskSettings;
-  /** Start the large-prompt thread at load, and the prefill lane's context beside it with memory to spare (servers). */
-  warmUp?: boolean;
-  /** Long prompts tokenized and rendered on worker threads (default true; false: in place, engine-options.ts). */
-  promptThreads?: boolean;
-  /**
-   * On the CPU, evaluate long prompts in a second context beside the generating sequences (prefill-lane.ts; default
-   * true; false: in chunks inside their steps).
-   */
-  prefillLane?: boolean;
-  /** One native call samples a step's sequences (default true; false: for comparisons; "small-steps": large ones in work items, as off the CPU). */
-  stepSampler?: boolean | SampleInline;
-  /** On the CPU, decode short steps on the event loop's thread (decode-threads.ts; default true; false: for comparisons). */
-  stepsOnLoop?: boolean;
-  /** Wake event readers once the next step is under way (reader-wakes.ts; default: where every layer is on a GPU). */
-  readersDuringSteps?: boolean;
-  /** node-llama-cpp batching options for the context (measurements record the dispatched batches through it). */
-  batching?: BatchingOptions;
-  ids?: IdFactory;
-  /** A smaller model with the same vocabulary that drafts tokens for this one (draft-model.ts). */
-  draft?: DraftDeclaration;
-  /** Debug hook: where a prompt diverged from the best cached sequence. */
-  onPrefixDivergence?(modelId: string, info: PrefixDivergence): void;
-}
+import type { LlamaCppModelOptions } from "./llama-cpp-model-options.js";
 
 /** Loads the file and creates its context; failures are `backend_failure` errors naming the file. */
 export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<LlamaCppModel> {

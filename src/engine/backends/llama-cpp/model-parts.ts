@@ -8,7 +8,7 @@ import type { OpenedEmbeddingContext } from "./embedding-context.js";
 import type { ModelCores } from "./core-budget.js";
 import type { CoreSplit } from "./core-share.js";
 import { applyDecodeThreads, DEFAULT_MIN_TOKENS_FOR_ALL_THREADS, type DecodeSteps } from "./decode-threads.js";
-import type { LlamaCppModelOptions } from "./llama-cpp-model.js";
+import type { LlamaCppModelOptions } from "./llama-cpp-model-options.js";
 import type { PrefillLane, PrefillLaneParts } from "./prefill-lane.js";
 import { describeKvCacheTypes } from "./kv-cache-types.js";
 import { readPrefixCacheKey } from "./prefix-cache-key.js";
