@@ -7,6 +7,8 @@
 #   serve    kiln ("after", this build) and llama-server (same llama.cpp release, Vulkan) serve a random-weight model
 #            with a real model's shape, one after the other, under the same load (bench/lib/stream-load.mjs:
 #            streaming chat completions, unique ~245-token prompts, 128 tokens out; LEVELS with history checks)
+#   critical the host's milliseconds per step between two steps in process, beside the GPU's, at 1–64 streams
+#            (bench/investigate/critical-path.js: the share of a step that host work per sequence costs on this card)
 #   direct   node-llama-cpp alone (direct-gpu.mjs): a long prompt's rate in one sequence and in the servers' shape,
 #            flash attention off and on (DIRECT_GENERATION=1: batched decode too), the ceiling
 #   webgpu   bench/webgpu.js on the same model (WebGPU next to llama.cpp in one process)
@@ -22,7 +24,7 @@
 set -uo pipefail
 root="$PWD"; g="$root/.cache/gpu"; w="${KILN_GPU_WORK:-/tmp/kiln-gpu}"; out="${OUT:-/tmp/kiln-gpu-out}"
 started_at=$(date +%s); res="$w/results"; mkdir -p "$w" "$out" "$res"
-phases="${PHASES:-check serve direct webgpu clients sampler profile serve2}"; sides="${SIDES:-after llama}"
+phases="${PHASES:-check serve critical direct webgpu clients sampler profile serve2}"; sides="${SIDES:-after llama}"
 levels="${LEVELS:-1,8,32,64,8,1,8}"; duration="${DURATION:-6}"; parallel="${PARALLEL:-64}"; ctx="${CTX:-10240}"
 log() { echo "[$(date +%T)] $*" | tee -a "$out/run.log"; }
 finish() { kill "${smi:-}" 2>/dev/null; tar -C "$w" -czf "$out/results.tar.gz" results 2>/dev/null; log "packed $(du -sh "$out/results.tar.gz" | cut -f1)"; }
@@ -105,6 +107,10 @@ if has probe; then log "probe"
   PARALLEL="$parallel" CTX="$ctx" timeout "$(lim 90)" node bench/gpu/long-prompt-probe.mjs "$model" > "$res/probe.jsonl" 2>> "$res/probe.log"; cat "$res/probe.jsonl" >> "$out/run.log"
 fi
 has serve && serve_sides "$sides" "$levels"
+if has critical; then log "critical"
+  BENCH_MODEL_PATH="$model" STREAMS="${CRITICAL_STREAMS:-1,8,32,64}" ROUNDS=2 timeout "$(lim 90)" node bench/investigate/critical-path.js \
+    > "$res/critical.md" 2>> "$res/critical.log"; cat "$res/critical.md" >> "$out/run.log"
+fi
 if has direct; then log "direct"
   DIRECT_GENERATION="${DIRECT_GENERATION:-0}" timeout "$(lim 120)" node bench/gpu/direct-gpu.mjs "$model" > "$res/direct.jsonl" 2>> "$res/direct.log"; cat "$res/direct.jsonl" >> "$out/run.log"
 fi

@@ -2,8 +2,10 @@
  * The host's share of a decode step on the path from one step's end to the next one's start (what a GPU waits
  * through), in process with the real default model: N streams of plain sampling with their event readers woken
  * during the next step (as on a GPU), the step clock's host milliseconds per step, and how much of it each stream's
- * token-to-events work (TokenEvents.push: detokenizing, stop sequences, tool calls, block events) took.
- * Usage: npm run build && node bench/investigate/critical-path.js   (env: STREAMS=1,8,32,64, TOKENS=96, ROUNDS=3, READERS=during|at-once)
+ * token-to-events work (TokenEvents.push: detokenizing, stop sequences, tool calls, block events) took, beside the
+ * compute milliseconds per step. On a GPU machine it runs there (GPU=none keeps it on the CPU); BENCH_MODEL_PATH names
+ * another model (bench/gpu/run-on-device.sh passes the random-weight 1.5B one).
+ * Usage: npm run build && node bench/investigate/critical-path.js   (env: STREAMS=1,8,32,64, TOKENS=96, ROUNDS=3, READERS=during|at-once, GPU)
  */
 import { loadLlamaCppModel } from "../../dist/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../dist/engine/backends/llama-cpp/load-llama.js";
@@ -28,7 +30,7 @@ TokenEvents.prototype.push = function timedPush(...args) {
   }
 };
 
-const llama = await openLlama(false);
+const llama = await openLlama(process.env.GPU === "none" ? false : "auto");
 const model = await loadLlamaCppModel({
   id: "bench", path: settings.modelPath, llama, parallel: Math.max(...levels), ctxSize: 512, threads: settings.threads,
   prefixCache: false, prefillLane: false, readersDuringSteps,
@@ -36,10 +38,12 @@ const model = await loadLlamaCppModel({
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 let request = 0;
 try {
-  console.log(`| streams | host ms per step (rounds) | TokenEvents.push ms per step | steps |\n| --- | --- | --- | --- |`);
+  console.log(`${llama.gpu || "CPU"}, ${settings.modelPath}, readers ${readersDuringSteps ? "during the next step" : "at once"}`);
+  console.log(`| streams | host ms per step (rounds) | TokenEvents.push ms per step | compute ms per step | steps |\n| --- | --- | --- | --- | --- |`);
   for (const level of levels) {
     const host = [];
     const pushes = [];
+    const compute = [];
     let steps = 0;
     for (let round = 0; round < rounds + 1; round++) {
       const before = { ...model.stepStats() };
@@ -54,8 +58,9 @@ try {
       steps = after.steps - before.steps;
       host.push((after.hostMs - before.hostMs) / steps);
       pushes.push(pushMs / steps);
+      compute.push((after.computeMs - before.computeMs) / steps);
     }
-    console.log(`| ${level} | ${median(host).toFixed(2)} (${host.map((x) => x.toFixed(2)).join(", ")}) | ${median(pushes).toFixed(3)} | ${steps} |`);
+    console.log(`| ${level} | ${median(host).toFixed(2)} (${host.map((x) => x.toFixed(2)).join(", ")}) | ${median(pushes).toFixed(3)} | ${median(compute).toFixed(2)} | ${steps} |`);
   }
 } finally {
   await model.dispose();
