@@ -18,10 +18,19 @@
  * reads a flag that interrupt() sets, so a step can be stopped mid-way; llama_decode then returns 2 and removes the
  * interrupted micro-batch's cells from the KV cache, leaving everything evaluated before it in place.
  *
+ * Between steps ggml's workers poll for the next one (~180 ms at llama.cpp's default level on a 2-core EPYC) before they
+ * sleep: right for a stream's next step, a core's worth of waste once the model has nothing to do. pause() sends the
+ * attached pool's workers to sleep at once; ggml wakes them at the next step. It must not race a step: a worker that
+ * sees the pause before the step's signal sleeps through the step and the step waits for it forever, so the caller
+ * pauses only while no step of the context is in flight and none can start meanwhile (decode-threads.ts: from the
+ * event loop's thread, which starts every step).
+ *
  * And it can decode the batch node-llama-cpp has built on the calling thread (decodeNow), which node-llama-cpp only
  * does in a libuv work item: on a CPU whose cores all compute, the thread that queues that work item and then wakes
  * for its result competes with the compute threads at every step (decode-threads.ts says when each is used).
  */
+/* dladdr() */
+#define _GNU_SOURCE
 #include "llama-context.h"
 
 #include <dlfcn.h>
@@ -44,6 +53,7 @@ typedef void *(*dev_backend_reg_fn)(void *);
 typedef void *(*reg_get_proc_address_fn)(void *, const char *);
 typedef void *(*threadpool_new_fn)(struct ggml_threadpool_params *);
 typedef void (*threadpool_free_fn)(void *);
+typedef void (*threadpool_pause_fn)(void *);
 typedef void (*attach_fn)(void *, void *, void *);
 typedef bool (*abort_callback_fn)(void *);
 typedef void (*set_abort_fn)(void *, abort_callback_fn, void *);
@@ -63,6 +73,8 @@ struct attached {
   attach_fn attach;
   threadpool_new_fn new_pool;
   threadpool_free_fn free_pool;
+  /* ggml_threadpool_pause, from the library ggml_threadpool_new is in; NULL when not found (pause() does nothing). */
+  threadpool_pause_fn pause_pool;
   uint32_t poll;
   uint32_t max_threads;
   /* The thread count whose pool is attached (1: none). */
@@ -138,6 +150,13 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   threadpool_new_fn pool_new = cpu_reg ? (threadpool_new_fn)get_proc(cpu_reg, "ggml_threadpool_new") : NULL;
   threadpool_free_fn pool_free = cpu_reg ? (threadpool_free_fn)get_proc(cpu_reg, "ggml_threadpool_free") : NULL;
   if (!pool_new || !pool_free) return null_value;
+  /* The CPU backend's registry does not hand out ggml_threadpool_pause; the library that holds ggml_threadpool_new does. */
+  threadpool_pause_fn pool_pause = NULL;
+  Dl_info pool_library;
+  if (dladdr((void *)pool_new, &pool_library) && pool_library.dli_fname) {
+    void *library = dlopen(pool_library.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (library) pool_pause = (threadpool_pause_fn)dlsym(library, "ggml_threadpool_pause");
+  }
 
   struct addon_context_tail *found = find_addon_context(env, argv[0], argv[1], n_ctx, n_seq_max, llama);
   if (!found) return null_value;
@@ -153,6 +172,7 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   handle->attach = llama_attach;
   handle->new_pool = pool_new;
   handle->free_pool = pool_free;
+  handle->pause_pool = pool_pause;
   handle->poll = poll;
   handle->max_threads = threads;
   handle->current = 1;
@@ -222,6 +242,20 @@ static napi_value release(napi_env env, napi_callback_info info) {
   return done;
 }
 
+/*
+ * pause(handle) → whether the attached pool's workers were sent to sleep (false: one thread, no pool, or no pause
+ * function). Call it only while none of the context's steps is in flight (see the comment at the top).
+ */
+static napi_value pause_pool(napi_env env, napi_callback_info info) {
+  struct attached *handle = sole_handle_arg(env, info, "pause: expects the handle attach returned");
+  if (!handle) return NULL;
+  void *pool = handle->current >= 2 ? handle->pools[handle->current] : NULL;
+  if (pool && handle->pause_pool) handle->pause_pool(pool);
+  napi_value paused;
+  napi_get_boolean(env, pool && handle->pause_pool, &paused);
+  return paused;
+}
+
 /* interrupt(handle, on): while on, the decode step in flight (or the next one) stops at its next graph node. */
 static napi_value interrupt(napi_env env, napi_callback_info info) {
   size_t argc = 2;
@@ -254,14 +288,15 @@ static napi_value decode_now(napi_env env, napi_callback_info info) {
   return value;
 }
 
-/* Adds attach, use, release, interrupt and decodeNow to the module's exports. */
+/* Adds attach, use, release, interrupt, pause and decodeNow to the module's exports. */
 void define_thread_pool(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
     {"attach", NULL, attach, NULL, NULL, NULL, napi_default, NULL},
     {"use", NULL, use, NULL, NULL, NULL, napi_default, NULL},
     {"release", NULL, release, NULL, NULL, NULL, napi_default, NULL},
     {"interrupt", NULL, interrupt, NULL, NULL, NULL, napi_default, NULL},
+    {"pause", NULL, pause_pool, NULL, NULL, NULL, napi_default, NULL},
     {"decodeNow", NULL, decode_now, NULL, NULL, NULL, napi_default, NULL},
   };
-  napi_define_properties(env, exports, 5, properties);
+  napi_define_properties(env, exports, 6, properties);
 }

@@ -2,14 +2,14 @@
  * CPU threading of llama.cpp contexts on the real default model: the persistent thread pool (native/threadpool.c)
  * attaches to a two-thread context and decodes exactly what one thread decodes; steps on fewer threads switch to a
  * smaller pool and leave the larger one's workers asleep; the native module refuses a context whose layout it cannot
- * confirm; steps decoded on the event loop's thread give what node-llama-cpp's work item gives and leave the loop a
- * turn between a stream's tokens, also when every sequence of the context generates; and the fallback
- * policy runs small steps on one thread and prompts on all.
+ * confirm; an idle pool's workers sleep and wake at the next step; steps decoded on the event loop's thread give what
+ * node-llama-cpp's work item gives and leave the loop a turn between a stream's tokens, also when every sequence of
+ * the context generates; and the fallback policy runs small steps on one thread and prompts on all.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama, LlamaModel, Token } from "node-llama-cpp";
-import { applyDecodeThreads, threadsForStep, type DecodeSteps } from "../../src/engine/backends/llama-cpp/decode-threads.js";
+import { applyDecodeThreads, IDLE_PAUSE_MS, threadsForStep, type DecodeSteps } from "../../src/engine/backends/llama-cpp/decode-threads.js";
 import { loadLlamaCppModel, type LlamaCppModel } from "../../src/engine/backends/llama-cpp/llama-cpp-model.js";
 import { openLlama } from "../../src/engine/backends/llama-cpp/load-llama.js";
 import { loadedLibraries, loadNativeModule, nativeHandles } from "../../src/engine/backends/llama-cpp/native-module.js";
@@ -96,6 +96,48 @@ describe("persistent thread pool", () => {
     // A worker left polling (llama.cpp's default level) took half the generation's time or more.
     expect(switching.wallMs).toBeGreaterThan(200);
     expect(switching.workerMs).toBeLessThan(switching.wallMs * 0.25);
+  });
+
+  it("sends its workers to sleep once the context has had no step for a while, and wakes them at its next step", async () => {
+    const generate = async (threads: number) => {
+      const before = new Set(threadIds());
+      const context = await vocabulary.createContext({ contextSize: 512, sequences: 1, threads });
+      const attached = threads > 1 ? attachThreadPool(context, vocabulary, threads) : undefined;
+      const workers = threadIds().filter((id) => !before.has(id));
+      let pauses = 0;
+      if (attached) applyDecodeThreads(context, { threads, minTokensForAllThreads: 0, use: attached.use, pause: () => { pauses++; attached.pause(); } });
+      const workerTicks = () => workers.reduce((sum, id) => sum + cpuJiffies(id), 0);
+      const sequence = context.getSequence();
+      const reply = async (text: string) => {
+        const tokens: Token[] = [];
+        for await (const token of sequence.evaluate(vocabulary.tokenize(text, tokens.length === 0 && sequence.nextTokenIndex === 0), { temperature: 0 })) {
+          if (tokens.push(token) >= 16) break;
+        }
+        return vocabulary.detokenize(tokens);
+      };
+      try {
+        const first = await reply("The three primary colors are");
+        await sleep(IDLE_PAUSE_MS * 5);
+        const pausedAfterFirst = pauses;
+        // Polling workers (llama.cpp's default level) would keep a core busy for ~180 ms of this.
+        const idleFrom = workerTicks();
+        await sleep(300);
+        const idleWorkerMs = (workerTicks() - idleFrom) * 10;
+        const second = await reply(" The three secondary colors are");
+        return { text: first + "|" + second, pausedAfterFirst, idleWorkerMs, pooled: attached?.pooled ?? false };
+      } finally {
+        await context.dispose();
+        attached?.release();
+      }
+    };
+    const pooled = await generate(2);
+    const single = await generate(1);
+    expect(pooled.pooled).toBe(true);
+    // At least once (a step gap on a busy machine may pause it mid-reply too: it then wakes at the next step).
+    expect(pooled.pausedAfterFirst).toBeGreaterThanOrEqual(1);
+    expect(pooled.idleWorkerMs).toBeLessThan(60);
+    // The woken pool computes what one thread computes.
+    expect(pooled.text).toBe(single.text);
   });
 
   it("refuses a context whose size does not match, and leaves it working", async () => {
@@ -254,6 +296,8 @@ describe("fallback: threads per step", () => {
     }
   });
 });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** This process's thread ids. */
 function threadIds(): string[] {

@@ -17,6 +17,12 @@
  * (bench/results/2026-11-26-vm-steps-on-loop.md). The loop is then blocked for the step, so only the steps of a few
  * streams that the model's planner expects to be short run there (StepPlanner.onLoop); prompts keep the work item,
  * and the loop stays free for requests while they are evaluated.
+ *
+ * Between steps a pool's workers poll for the next one, at llama.cpp's default level for ~180 ms after the last (2-core
+ * EPYC), before they sleep: what a stream's next step needs, and a core kept busy for nothing once the model is idle —
+ * after every reply, while an agent's own process works on it. So a context that has gone IDLE_PAUSE_MS without a
+ * step sends its pool's workers to sleep (thread-pool.ts); ggml wakes them at the next step. Steps start only from the
+ * event loop's thread, which also pauses, so a pause never races a step.
  */
 import type { LlamaContext } from "node-llama-cpp";
 import { shadowMethod } from "./native-module.js";
@@ -32,7 +38,15 @@ export interface DecodeThreadsPolicy {
   use?: (threads: number) => void;
   /** Decodes the step's batch on the calling thread, returning llama_decode's result (thread-pool.ts); absent: never. */
   decodeNow?: () => number;
+  /** Sends a persistent pool's polling workers to sleep (thread-pool.ts); called once the context has gone idle. */
+  pause?: () => void;
 }
+
+/**
+ * How long a context goes without a step before its pool sleeps: far longer than the host's work between a stream's
+ * steps (0.5–3 ms on 2 cores), far shorter than ggml's ~180 ms of polling.
+ */
+export const IDLE_PAUSE_MS = 10;
 
 /** How a context's decode steps run, once applyDecodeThreads has hooked them. */
 export class DecodeSteps {
@@ -68,6 +82,7 @@ export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsP
   const { initBatch, decodeBatch, setThreads } = native;
   if (typeof initBatch !== "function" || typeof decodeBatch !== "function" || typeof setThreads !== "function") return undefined;
   const steps = new DecodeSteps();
+  const idle = policy.pause && new IdlePause(policy.pause);
   let stepTokens = 0;
   // Whether the event loop has turned since the last step decoded on its thread (see decodeOnLoop).
   let turned = true;
@@ -93,11 +108,52 @@ export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsP
     const threads = threadsForStep(policy, stepTokens);
     policy.use?.(threads);
     setThreads.call(native, threads);
-    if (!policy.decodeNow || !steps.onLoop(stepTokens)) return decodeBatch.call(native);
-    steps.loopSteps++;
-    return decodeOnLoop(policy.decodeNow);
+    let step: Promise<void>;
+    if (!policy.decodeNow || !steps.onLoop(stepTokens)) step = decodeBatch.call(native);
+    else {
+      steps.loopSteps++;
+      step = decodeOnLoop(policy.decodeNow);
+    }
+    idle?.follow(step);
+    return step;
   });
   return steps;
+}
+
+/** Pauses a pool once its context has had no step in flight for IDLE_PAUSE_MS (see the module comment). */
+class IdlePause {
+  private inFlight = 0;
+  private lastEnd = 0;
+  private paused = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly pause: () => void) {}
+
+  /** A step has started; its end starts the idle clock again. */
+  follow(step: Promise<void>): void {
+    this.inFlight++;
+    this.paused = false;
+    const ended = () => {
+      this.inFlight--;
+      this.lastEnd = performance.now();
+      if (this.inFlight === 0) this.arm(IDLE_PAUSE_MS);
+    };
+    step.then(ended, ended);
+  }
+
+  private arm(ms: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.inFlight > 0 || this.paused) return;
+      const idleMs = performance.now() - this.lastEnd;
+      if (idleMs < IDLE_PAUSE_MS) return this.arm(IDLE_PAUSE_MS - idleMs);
+      this.paused = true;
+      this.pause();
+    }, ms);
+    // The timer never keeps the process alive on its own.
+    this.timer.unref();
+  }
 }
 
 /** The promise node-llama-cpp's decode work item gives for llama_decode's `result` (with its messages). */

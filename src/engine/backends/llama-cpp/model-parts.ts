@@ -99,7 +99,8 @@ type CpuThreading = "persistent pool" | `one thread below ${number} tokens` | "f
 export function useCpuThreads(context: LlamaContext, model: LlamaModel, threads: number, cores: () => number): { pool?: AttachedThreadPool; steps?: DecodeSteps; threading: CpuThreading } {
   const pool = attachThreadPool(context, model, threads);
   const minTokensForAllThreads = pool?.pooled ? 0 : DEFAULT_MIN_TOKENS_FOR_ALL_THREADS;
-  const steps = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores, use: pool?.pooled ? pool.use : undefined, decodeNow: pool?.decodeNow });
+  const steps = applyDecodeThreads(context, { threads, minTokensForAllThreads, cores, use: pool?.pooled ? pool.use : undefined, decodeNow: pool?.decodeNow,
+    pause: pool?.pooled ? pool.pause : undefined });
   if (pool?.pooled) return { pool, steps, threading: "persistent pool" };
   return { pool, steps, threading: steps ? `one thread below ${DEFAULT_MIN_TOKENS_FOR_ALL_THREADS} tokens` : "fixed" };
 }

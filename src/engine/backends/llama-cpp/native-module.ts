@@ -14,6 +14,7 @@ export interface NativeModule {
   use(handle: object, threads: number): boolean;
   release(handle: object): boolean;
   interrupt(handle: object, on: boolean): void;
+  pause(handle: object): boolean;
   decodeNow(handle: object): number;
   stepContext(context: object, model: object, nCtx: number, nSeqMax: number, libllama: string): object | null;
   sequenceSampler(): object;

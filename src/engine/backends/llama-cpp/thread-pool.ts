@@ -21,6 +21,11 @@ export interface AttachedThreadPool {
   /** While on, the context's decode step in flight (or its next) stops at its next graph node and fails. */
   interrupt(on: boolean): void;
   /**
+   * Sends the attached pool's polling workers to sleep; ggml wakes them at the next step. Call only while none of the
+   * context's steps is in flight (decode-threads.ts pauses an idle context).
+   */
+  pause(): void;
+  /**
    * Decodes the batch node-llama-cpp has built on this thread, in place of its decodeBatch(); returns llama_decode's
    * result (0: done).
    */
@@ -55,6 +60,7 @@ export function attachThreadPool(context: LlamaContext, model: LlamaModel, threa
     use: (count) => void native.use(attached, count),
     release: () => void native.release(attached),
     interrupt: (on) => native.interrupt(attached, on),
+    pause: () => void native.pause(attached),
     decodeNow: () => native.decodeNow(attached),
   };
 }
