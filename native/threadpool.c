@@ -155,7 +155,11 @@ static napi_value attach(napi_env env, napi_callback_info info) {
   Dl_info pool_library;
   if (dladdr((void *)pool_new, &pool_library) && pool_library.dli_fname) {
     void *library = dlopen(pool_library.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (library) pool_pause = (threadpool_pause_fn)dlsym(library, "ggml_threadpool_pause");
+    if (library) {
+      pool_pause = (threadpool_pause_fn)dlsym(library, "ggml_threadpool_pause");
+      /* Only the reference taken here: the library stays loaded, as ggml_threadpool_new's does. */
+      dlclose(library);
+    }
   }
 
   struct addon_context_tail *found = find_addon_context(env, argv[0], argv[1], n_ctx, n_seq_max, llama);
