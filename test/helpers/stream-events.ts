@@ -1,11 +1,11 @@
 /** Test helpers for engine streams: gather every event and hold the stream to the event grammar. */
 import { expect } from "vitest";
 import { checkEventSequence, type GenerationEvent, type ChatRequest } from "../../src/engine/index.js";
+import { collectAll } from "./collect.js";
 
 /** Reads a stream to its end and asserts checkEventSequence holds on it. */
 export async function readEvents(stream: AsyncIterable<GenerationEvent>): Promise<GenerationEvent[]> {
-  const events: GenerationEvent[] = [];
-  for await (const event of stream) events.push(event);
+  const events = await collectAll(stream);
   expect(checkEventSequence(events)).toEqual([]);
   return events;
 }

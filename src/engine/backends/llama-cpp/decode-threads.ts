@@ -120,11 +120,13 @@ export function applyDecodeThreads(context: LlamaContext, policy: DecodeThreadsP
   return steps;
 }
 
-/** Pauses a pool once its context has had no step in flight for IDLE_PAUSE_MS (see the module comment). */
+/**
+ * Pauses a pool once its context has had no step in flight for IDLE_PAUSE_MS (see the module comment): once per idle
+ * spell, since only a step's end arms the timer again.
+ */
 class IdlePause {
   private inFlight = 0;
   private lastEnd = 0;
-  private paused = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly pause: () => void) {}
@@ -132,7 +134,6 @@ class IdlePause {
   /** A step has started; its end starts the idle clock again. */
   follow(step: Promise<void>): void {
     this.inFlight++;
-    this.paused = false;
     const ended = () => {
       this.inFlight--;
       this.lastEnd = performance.now();
@@ -145,10 +146,9 @@ class IdlePause {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      if (this.inFlight > 0 || this.paused) return;
+      if (this.inFlight > 0) return;
       const idleMs = performance.now() - this.lastEnd;
       if (idleMs < IDLE_PAUSE_MS) return this.arm(IDLE_PAUSE_MS - idleMs);
-      this.paused = true;
       this.pause();
     }, ms);
     // The timer never keeps the process alive on its own.
