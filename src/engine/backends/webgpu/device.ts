@@ -64,8 +64,8 @@ export async function openGpuDevice(options: OpenGpuDeviceOptions = {}): Promise
   const problems: string[] = [];
   for (const backend of backends) {
     const found = await requestAdapter(backend);
-    if (!found) {
-      problems.push(`${backend}: no adapter`);
+    if ("said" in found) {
+      problems.push(`${backend}: no adapter${found.said.length ? ` (${found.said.join(" ")})` : ""}`);
       continue;
     }
     try {
@@ -103,33 +103,36 @@ function hasVulkanLoader(): boolean {
 }
 
 /**
- * Dawn's notices about limits it clamps while enumerating adapters (they are printed natively, not through any
- * callback): kept for `kiln info --backend webgpu` instead of the user's stderr. Any other native output is passed on.
+ * What Dawn printed while enumerating adapters: notices about limits it clamps, a Vulkan loader that found no driver,
+ * an adapter it rejected. They are printed natively, not through any callback, and concern adapters kiln may not
+ * use: kept for `kiln info --backend webgpu` and for the error when no device opens, instead of the user's stderr
+ * (where they would land in the output of `kiln run … 2>&1`).
  */
-const LIMIT_NOTICE = /^Warning: \w+ artificially reduced from \d+ to \d+/;
 const notices = new Set<string>();
 
-function keepDawnNotices(captured: string): string[] {
-  const lines = captured.split("\n").filter(Boolean);
-  const other = lines.filter((line) => !LIMIT_NOTICE.test(line));
-  if (other.length) process.stderr.write(`${other.join("\n")}\n`);
-  return lines.filter((line) => LIMIT_NOTICE.test(line));
+/** Dawn's lines, without the source locations it adds under some ("    at CheckVkSuccessImpl (…)"). */
+export function dawnNotices(captured: string): string[] {
+  return captured.split("\n").filter((line) => line.trim() && !/^\s+at /.test(line)).map((line) => line.trim());
 }
 
-async function requestAdapter(backend: string): Promise<{ gpu: GPU; adapter: GPUAdapter } | undefined> {
+async function requestAdapter(backend: string): Promise<{ gpu: GPU; adapter: GPUAdapter } | { said: string[] }> {
+  const said: string[] = [];
   try {
     const gpu = create([`backend=${backend}`]);
     // GL only offers compatibility-level adapters (null without featureLevel); Vulkan offers core.
     for (const featureLevel of ["core", "compatibility"]) {
       const { result, captured } = captureNativeStderr(() => gpu.requestAdapter({ featureLevel } as GPURequestAdapterOptions));
-      for (const notice of keepDawnNotices(captured)) notices.add(notice);
+      for (const line of dawnNotices(captured)) {
+        said.push(line);
+        notices.add(line);
+      }
       const adapter = await result;
       if (adapter) return { gpu, adapter };
     }
   } catch {
     // A missing loader or driver is not fatal: the next backend may work.
   }
-  return undefined;
+  return { said };
 }
 
 async function openOn(backend: string, gpu: GPU, adapter: GPUAdapter, options: OpenGpuDeviceOptions): Promise<GpuDevice> {

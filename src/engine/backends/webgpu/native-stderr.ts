@@ -1,9 +1,9 @@
 /**
  * Captures what native code writes to the process's stderr (file descriptor 2) during one synchronous call.
  *
- * Dawn prints notices about the limits it clamps ("maxDynamicUniformBuffersPerPipelineLayout artificially reduced
- * from 90 to 16 …") with fprintf while it enumerates adapters, inside requestAdapter's synchronous part. They are
- * not errors, no Dawn API routes them, and they would land in the output of `kiln run … 2>&1`. Node has no dup2, so
+ * Dawn prints notices with fprintf while it enumerates adapters, inside requestAdapter's synchronous part (limits it
+ * clamps: "maxDynamicUniformBuffersPerPipelineLayout artificially reduced from 90 to 16 …"; "vkCreateInstance: Found
+ * no drivers!" where a Vulkan loader has no driver). They are not errors, no Dawn API routes them, and they would land in the output of `kiln run … 2>&1`. Node has no dup2, so
  * the descriptor is swapped the POSIX way: close 2, and the next open takes the lowest free number, which is 2.
  * The original stderr is reopened through /proc/self/fd (Linux), and restored the same way. Where that cannot be
  * done (no /proc, stderr closed or a socket) the call simply runs uncaptured. Close and open follow each other with
