@@ -30,7 +30,7 @@ export function asRealGpu(gpu: GpuDevice): GpuDevice {
  * The default model's weights uploaded to this machine's adapter, with node-llama-cpp's vocabulary of the same file
  * (to tokenize prompts as the engine does); `dispose` releases all of it.
  */
-export async function openDefaultModelOnGpu(): Promise<{
+export async function openDefaultModelOnGpu(open: () => Promise<GpuDevice> = () => openGpuDevice()): Promise<{
   gpu: GpuDevice;
   vocab: LlamaModel;
   config: LlamaConfig;
@@ -40,7 +40,7 @@ export async function openDefaultModelOnGpu(): Promise<{
   const path = realModelPath();
   const llama = await getLlama({ build: "never", gpu: false });
   const vocab = await llama.loadModel({ modelPath: path, vocabOnly: true });
-  const gpu = await openGpuDevice();
+  const gpu = await open();
   const file = await openGgufTensors(path);
   const config = readLlamaConfig(file.header);
   const arena = new WeightArena(gpu.device);

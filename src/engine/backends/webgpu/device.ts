@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { create, globals } from "webgpu";
 import { EngineError } from "../../../errors/engine-error.js";
 import { captureNativeStderr } from "./native-stderr.js";
+import { fixedSubgroupSize } from "./kernels/subgroup-sum.js";
 
 /** Which kernel set a device runs: f32-only portable kernels, or f16/subgroup kernels (later). */
 export type GpuTier = "portable" | "fast";
@@ -25,6 +26,11 @@ export interface GpuDeviceInfo {
   /** Whether the adapter is a CPU rasterizer (llvmpipe, SwiftShader): fine for tests, not for serving. */
   software: boolean;
   features: string[];
+  /**
+   * The subgroup size the kernels may rely on: where the adapter offers `subgroups` (the device is opened with it)
+   * and runs every subgroup at one size (NVIDIA 32, Mesa's lavapipe 8); undefined elsewhere.
+   */
+  subgroupSize?: number;
   /** The limits the device was opened with (the adapter's, not the low compat defaults). */
   limits: Record<string, number>;
   /** What Dawn noted while enumerating adapters (limits it clamped), kept off stderr. */
@@ -139,6 +145,7 @@ async function openOn(backend: string, gpu: GPU, adapter: GPUAdapter, options: O
   const limits = readLimits(adapter.limits);
   // Timestamp queries only serve profiles (bench:webgpu --profile), and cost nothing unless written.
   const requiredFeatures: GPUFeatureName[] = adapter.features.has("timestamp-query") ? ["timestamp-query"] : [];
+  if (fixedSubgroupSize(adapter.features, adapter.info)) requiredFeatures.push("subgroups" as GPUFeatureName);
   const device = await adapter.requestDevice({ requiredLimits: limits, requiredFeatures });
   const info = describeAdapter(backend, adapter, limits);
   let reportFailure = (_error: EngineError): void => {};
@@ -183,7 +190,8 @@ function describeAdapter(backend: string, adapter: GPUAdapter, limits: Record<st
   const { vendor, architecture, device, description } = adapter.info;
   const features = [...adapter.features].map(String).sort();
   const software = /llvmpipe|swiftshader|softpipe|lavapipe/i.test(`${device} ${architecture} ${description}`);
-  // The fast tier needs f16 or subgroups and a real GPU; until its kernels exist it is only reported.
-  const fast = !software && (features.includes("shader-f16") || features.includes("subgroups"));
-  return { backend, vendor, architecture, device, description, tier: fast ? "fast" : "portable", software, features, limits, notices: [...notices] };
+  const subgroupSize = fixedSubgroupSize(adapter.features, adapter.info);
+  // The fast tier: a real GPU whose subgroups the split-K kernels sum with.
+  const fast = !software && subgroupSize !== undefined;
+  return { backend, vendor, architecture, device, description, tier: fast ? "fast" : "portable", software, features, subgroupSize, limits, notices: [...notices] };
 }

@@ -8,10 +8,10 @@ import { STEP_BYTES, encodeStep } from "./step.js";
 /** 4 query heads over 2 kv heads (GQA group 2), head dim 16, 8 positions. */
 export const SHAPE: AttentionShape = { heads: 4, kvHeads: 2, headDim: 16, maxCtx: 8 };
 
-/** A step uniform set to position `pos` (and `tokens` batch tokens from there). */
-export function stepAt(pos: number, tokens = 1): GPUBuffer {
-  const step = createUniform(device(), STEP_BYTES);
-  device().queue.writeBuffer(step, 0, encodeStep(pos, tokens));
+/** A step uniform set to position `pos` (and `tokens` batch tokens from there), on the kit's device unless `on`. */
+export function stepAt(pos: number, tokens = 1, on = device()): GPUBuffer {
+  const step = createUniform(on, STEP_BYTES);
+  on.queue.writeBuffer(step, 0, encodeStep(pos, tokens));
   return step;
 }
 

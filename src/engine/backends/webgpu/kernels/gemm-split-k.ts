@@ -9,6 +9,7 @@
  */
 import { epilogueValue, GEMM_TILE, gemmConstants, gemmHeaderWgsl, type GemmOptions, type GemmShape } from "./gemm.js";
 import { createKernel } from "./run-kernel.js";
+import { SUBGROUP_BUILTINS, SUBGROUPS_ENABLE, transposeSum } from "./subgroup-sum.js";
 
 /** Rows of a split-K workgroup's tile. With GEMM_TILE tokens, 32 outputs: one per lane of a 32-lane workgroup. */
 export const SPLIT_K_ROWS = 4;
@@ -23,11 +24,18 @@ export const GEMM_LANES = 32;
 export interface SplitKOptions extends Omit<GemmOptions, "window"> {
   /** A power of two (default GEMM_LANES). */
   lanes?: number;
+  /**
+   * The adapter's fixed subgroup size, where it offers `subgroups` (see subgroup-sum.ts): the lanes' sums meet
+   * through subgroup shuffles, and only subgroups (when a workgroup holds several) through workgroup memory. At most
+   * `lanes`; undefined: the tree in workgroup memory.
+   */
+  subgroupSize?: number;
 }
 
 /** Bindings as the portable kernel's: step, x, y, W planes, [bias | U planes]. Dispatch splitKGrid(rows, tokens). */
 export function gemmSplitKWgsl(options: SplitKOptions): string {
-  const { epilogue = "store", lanes = GEMM_LANES } = options;
+  const { epilogue = "store", lanes = GEMM_LANES, subgroupSize } = options;
+  if (subgroupSize !== undefined && subgroupSize > lanes) throw new RangeError(`a subgroup of ${subgroupSize} lanes does not fit a workgroup of ${lanes}`);
   const swiglu = epilogue === "swiglu";
   const rows = Array.from({ length: SPLIT_K_ROWS }, (_, r) => r);
   const tokens = Array.from({ length: GEMM_TILE }, (_, t) => t);
@@ -37,15 +45,13 @@ export function gemmSplitKWgsl(options: SplitKOptions): string {
       let w = w_values(rb${r} + b);${swiglu ? ` let u = u_values(rb${r} + b);` : ""}
       ${tokens.map((t) => `let xb${t} = xt${t} + b * 8u; a${t}_${r} += ${dot("w", t)};${swiglu ? ` u${t}_${r} += ${dot("u", t)};` : ""}`).join("\n      ")}
     }`;
-  const partials = (sums: string, buffer: string) => tokens.map((t) => `${buffer}[${t}u * LANES + lane] = vec4<f32>(${rows.map((r) => `${sums}${t}_${r}`).join(", ")});`).join("\n  ");
-  const fold = (buffer: string) => `for (var t = 0u; t < ${GEMM_TILE}u; t++) { ${buffer}[t * LANES + lane] += ${buffer}[t * LANES + lane + half]; }`;
-  return /* wgsl */ `${gemmHeaderWgsl(options, "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;")}
+  const tail = subgroupSize ? subgroupTail(options, lanes, subgroupSize) : treeTail(options, lanes);
+  return /* wgsl */ `${subgroupSize ? SUBGROUPS_ENABLE : ""}
+${gemmHeaderWgsl(options, "@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;")}
 const LANES = ${lanes}u;
-// Per token of the tile, each lane's partial sums of the tile's 4 rows (a vec4).
-var<workgroup> part_w: array<vec4<f32>, ${GEMM_TILE * lanes}>;
-${swiglu ? `var<workgroup> part_u: array<vec4<f32>, ${GEMM_TILE * lanes}>;` : ""}
+${tail.declarations}
 @compute @workgroup_size(${lanes})
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32${subgroupSize ? `, ${SUBGROUP_BUILTINS}` : ""}) {
   let r0 = wg.x * ${SPLIT_K_ROWS}u;
   let t0 = wg.y * ${GEMM_TILE}u;
   let count = step.tokens;
@@ -60,7 +66,41 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   for (var b = lane; b < nb; b += LANES) {
     ${rows.map(rowStep).join("\n    ")}
   }
-  ${partials("a", "part_w")}
+  ${tail.code}
+}`;
+}
+
+/** Outputs of a workgroup's tile: output o is token o / SPLIT_K_ROWS, row o % SPLIT_K_ROWS. */
+const OUTPUTS = GEMM_TILE * SPLIT_K_ROWS;
+
+/** The store of output `o` (a u32 expression) from its sums `a` (and `u`), when its token and row exist. */
+function storeOutput(options: SplitKOptions, o: string, a: string, u: string, guard = "true"): string {
+  return `{
+    let t = ${o} / ${SPLIT_K_ROWS}u;
+    let row = r0 + ${o} % ${SPLIT_K_ROWS}u;
+    if (${guard} && t0 + t < count && row < ROWS) {
+      let at = (t0 + t) * Y_STRIDE + Y_OFFSET + row;
+      y[at] = ${epilogueValue(options, a, u, "at", "row")};
+    }
+  }`;
+}
+
+/**
+ * The lanes' partial sums meet in workgroup memory: a tree of log2(lanes) rounds, each a barrier and a pass over
+ * the tile's outputs; then the first lanes store one output each.
+ */
+function treeTail(options: SplitKOptions, lanes: number): { declarations: string; code: string } {
+  const swiglu = options.epilogue === "swiglu";
+  const tokens = Array.from({ length: GEMM_TILE }, (_, t) => t);
+  const row4 = (sums: string, t: number) => `vec4<f32>(${Array.from({ length: SPLIT_K_ROWS }, (_, r) => `${sums}${t}_${r}`).join(", ")})`;
+  const partials = (sums: string, buffer: string) => tokens.map((t) => `${buffer}[${t}u * LANES + lane] = ${row4(sums, t)};`).join("\n  ");
+  const fold = (buffer: string) => `for (var t = 0u; t < ${GEMM_TILE}u; t++) { ${buffer}[t * LANES + lane] += ${buffer}[t * LANES + lane + half]; }`;
+  const at = (buffer: string) => `${buffer}[(o / ${SPLIT_K_ROWS}u) * LANES][o % ${SPLIT_K_ROWS}u]`;
+  return {
+    // Per token of the tile, each lane's partial sums of the tile's 4 rows (a vec4).
+    declarations: `var<workgroup> part_w: array<vec4<f32>, ${GEMM_TILE * lanes}>;
+${swiglu ? `var<workgroup> part_u: array<vec4<f32>, ${GEMM_TILE * lanes}>;` : ""}`,
+    code: `${partials("a", "part_w")}
   ${swiglu ? partials("u", "part_u") : ""}
   for (var half = LANES / 2u; half > 0u; half /= 2u) {
     workgroupBarrier();
@@ -70,20 +110,42 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
   }
   workgroupBarrier();
-  for (var o = lane; o < ${GEMM_TILE * SPLIT_K_ROWS}u; o += LANES) {
-    let t = o / ${SPLIT_K_ROWS}u;
-    let row = r0 + o % ${SPLIT_K_ROWS}u;
-    if (t0 + t < count && row < ROWS) {
-      let at = (t0 + t) * Y_STRIDE + Y_OFFSET + row;
-      y[at] = ${epilogueValue(options, `part_w[t * LANES][o % ${SPLIT_K_ROWS}u]`, `part_u[t * LANES][o % ${SPLIT_K_ROWS}u]`, "at", "row")};
-    }
+  for (var o = lane; o < ${OUTPUTS}u; o += LANES) ${storeOutput(options, "o", at("part_w"), at("part_u"))}`,
+  };
+}
+
+/**
+ * The lanes' partial sums meet through subgroup shuffles (transposeSum: each lane ends with OUTPUTS / size finished
+ * outputs of its subgroup); where a workgroup holds several subgroups, their totals meet in workgroup memory after
+ * one barrier.
+ */
+function subgroupTail(options: SplitKOptions, lanes: number, size: number): { declarations: string; code: string } {
+  const swiglu = options.epilogue === "swiglu";
+  const order = Array.from({ length: OUTPUTS }, (_, o) => `${Math.floor(o / SPLIT_K_ROWS)}_${o % SPLIT_K_ROWS}`);
+  const sums = transposeSum(swiglu ? [order.map((o) => `a${o}`), order.map((o) => `u${o}`)] : [order.map((o) => `a${o}`)], size);
+  const [a, u = []] = sums.kept;
+  const subgroups = lanes / size;
+  if (subgroups === 1) {
+    return { declarations: "", code: `${sums.code}
+  ${a.map((value, i) => storeOutput(options, `(${sums.base} + ${i}u)`, value, u[i] ?? "", sums.owner)).join("\n  ")}` };
   }
-}`;
+  const write = (buffer: string, kept: string[]) => kept.map((value, i) => `${buffer}[sg_id * ${OUTPUTS}u + ${sums.base} + ${i}u] = ${value};`).join(" ");
+  // Parenthesized: the epilogue multiplies it (SwiGLU).
+  const total = (buffer: string) => `(${Array.from({ length: subgroups }, (_, s) => `${buffer}[${s * OUTPUTS}u + o]`).join(" + ")})`;
+  return {
+    declarations: `var<workgroup> part_w: array<f32, ${subgroups * OUTPUTS}>;
+${swiglu ? `var<workgroup> part_u: array<f32, ${subgroups * OUTPUTS}>;` : ""}`,
+    code: `${sums.code}
+  if (${sums.owner}) { ${write("part_w", a)} ${swiglu ? write("part_u", u) : ""} }
+  workgroupBarrier();
+  for (var o = lane; o < ${OUTPUTS}u; o += LANES) ${storeOutput(options, "o", total("part_w"), total("part_u"))}`,
+  };
 }
 
 /** Workgroup memory a split-K GEMM needs (the device's maxComputeWorkgroupStorageSize is 16 KiB by default). */
-export function splitKWorkgroupBytes({ epilogue, lanes = GEMM_LANES }: SplitKOptions): number {
-  return GEMM_TILE * lanes * 16 * (epilogue === "swiglu" ? 2 : 1);
+export function splitKWorkgroupBytes({ epilogue, lanes = GEMM_LANES, subgroupSize }: SplitKOptions): number {
+  const perSet = subgroupSize ? (lanes / subgroupSize) * OUTPUTS * 4 : GEMM_TILE * lanes * 16;
+  return perSet * (epilogue === "swiglu" ? 2 : 1);
 }
 
 /** Pipeline for a split-K rows × cols batched GEMV. */

@@ -1,14 +1,14 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, test } from "vitest";
 import { GgmlType, typeName } from "../gguf/quant-types.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_TILE, type GemmOptions } from "./gemm.js";
 import { createSplitKGemm, splitKGrid } from "./gemm-split-k.js";
 import { stepAt } from "./attention-kit.fixture.js";
-import { device, dispatchGrid, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { device, dispatchGrid, noGpu, randomFloats, randomPlanar, subgroupDevice, subgroupGpu, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, createUniform, dispatch, groupsFor, readFloats } from "./run-kernel.js";
 import { encodeStep, STEP_BYTES } from "./step.js";
 
 const ROWS = 22; // not a multiple of the rows per invocation (12) nor of a split-K tile (4): the tail is exercised
-const COLS = 256;
+const COLS = 512; // 16 blocks: a workgroup's lanes past the 16th hold nothing, and its first subgroups all hold sums
 const TOKENS = 11; // not a multiple of the token tile
 
 /** f64 W·X[t] per token and row, with ‖W[r]‖₁·max|X| for the tolerance. */
@@ -23,31 +23,51 @@ function reference(w: Float32Array, x: Float32Array): { y: Float64Array; bound: 
   return { y, bound };
 }
 
+interface Design {
+  name: string;
+  lanes?: number;
+  /** Sum the lanes with subgroup shuffles, on the kit's device with subgroups. */
+  subgroups?: boolean;
+}
+
 /**
  * The designs every test runs: portable (an invocation walks K alone), and split K with 32 lanes (more lanes than
- * COLS has blocks: most stay idle) and with 4 (each lane takes 2 blocks, and 32 outputs take 8 rounds of stores).
+ * COLS has blocks: half stay idle) and with 4 (each lane takes 4 blocks, and 32 outputs take 8 rounds of stores),
+ * its lanes summed in workgroup memory; and split K summed by subgroups: one subgroup per workgroup (as on NVIDIA), and
+ * several, whose totals meet in workgroup memory.
  */
-const DESIGNS = [{ name: "portable" }, { name: "split K, 32 lanes", lanes: 32 }, { name: "split K, 4 lanes", lanes: 4 }] as const;
-type Design = (typeof DESIGNS)[number];
+const sizeOfSubgroups = subgroupGpu?.info.subgroupSize ?? 0;
+const DESIGNS: Design[] = [
+  { name: "portable" }, { name: "split K, 32 lanes", lanes: 32 }, { name: "split K, 4 lanes", lanes: 4 },
+  { name: "split K, one subgroup of lanes", lanes: sizeOfSubgroups, subgroups: true },
+  { name: "split K, 4 subgroups of lanes", lanes: 4 * sizeOfSubgroups, subgroups: true },
+];
 
 /** Runs a batched GEMV over TOKENS tokens into a [TOKENS][stride] buffer seeded with `initial`. */
 async function runGemm(design: Design, options: GemmOptions, planes: GPUBuffer[], x: Float32Array, initial: Float32Array, stride = ROWS, offset = 0) {
-  const y = createStorage(device(), initial);
+  const on = design.subgroups ? subgroupDevice() : device();
+  const y = createStorage(on, initial);
   const shape = { rows: ROWS, cols: COLS, yStride: stride, yOffset: offset };
-  const buffers = [stepAt(0, TOKENS), createStorage(device(), x), y, ...planes];
-  if ("lanes" in design) dispatchGrid(createSplitKGemm(device(), { ...options, ...shape, lanes: design.lanes }), buffers, splitKGrid(ROWS, TOKENS));
-  else dispatchGrid(createGemm(device(), { ...options, ...shape }), buffers, [groupsFor(gemmInvocations(ROWS, TOKENS)), 1]);
-  return readFloats(device(), y, initial.length);
+  const buffers = [stepAt(0, TOKENS, on), createStorage(on, x), y, ...planes];
+  const subgroupSize = design.subgroups ? sizeOfSubgroups : undefined;
+  if (design.lanes) dispatchGrid(createSplitKGemm(on, { ...options, ...shape, lanes: design.lanes, subgroupSize }), buffers, splitKGrid(ROWS, TOKENS), on);
+  else dispatchGrid(createGemm(on, { ...options, ...shape }), buffers, [groupsFor(gemmInvocations(ROWS, TOKENS)), 1], on);
+  return readFloats(on, y, initial.length);
 }
 
-describe.skipIf(noGpu).each(DESIGNS)("batched GEMV kernel (prompt evaluation): $name", (design) => {
+describe.each(DESIGNS)("batched GEMV kernel (prompt evaluation): $name", (design) => {
+  const it = test.skipIf(design.subgroups ? !subgroupGpu : noGpu);
+  /** The device this design's buffers live on. */
+  const on = () => (design.subgroups ? subgroupDevice() : device());
   const x = randomFloats(TOKENS * COLS, 1);
 
-  for (const type of [GgmlType.F32, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q6_K]) {
+  // The subgroup sums do not depend on the weights' type (and Mesa's Vulkan renderer compiles each kernel slowly).
+  const types = design.subgroups ? [GgmlType.Q4_K] : [GgmlType.F32, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q6_K];
+  for (const type of types) {
     it(`computes W·X[t] for every token, ${typeName(type)}`, async () => {
       const { tensor, values } = randomPlanar(type, ROWS, COLS, 300 + type);
       const { y, bound } = reference(values, x);
-      const actual = await runGemm(design, { type }, uploadPlanes(tensor), x, new Float32Array(TOKENS * ROWS));
+      const actual = await runGemm(design, { type }, uploadPlanes(tensor, on()), x, new Float32Array(TOKENS * ROWS));
       y.forEach((v, i) => expect(Math.abs(actual[i]! - v)).toBeLessThanOrEqual(bound[i % ROWS]!));
     });
   }
@@ -58,7 +78,7 @@ describe.skipIf(noGpu).each(DESIGNS)("batched GEMV kernel (prompt evaluation): $
     const stride = ROWS + 10;
     const initial = randomFloats(TOKENS * stride, 7);
     const { y, bound } = reference(values, x);
-    const actual = await runGemm(design, { type: GgmlType.Q8_0, bias: true }, [...uploadPlanes(tensor), createStorage(device(), bias)], x, initial, stride, 3);
+    const actual = await runGemm(design, { type: GgmlType.Q8_0, bias: true }, [...uploadPlanes(tensor, on()), createStorage(on(), bias)], x, initial, stride, 3);
     for (let t = 0; t < TOKENS; t++) {
       for (let c = 0; c < stride; c++) {
         const r = c - 3;
@@ -73,10 +93,10 @@ describe.skipIf(noGpu).each(DESIGNS)("batched GEMV kernel (prompt evaluation): $
     const u = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 9);
     const initial = randomFloats(TOKENS * ROWS, 10);
     const gy = reference(g.values, x);
-    const residual = await runGemm(design, { type: GgmlType.Q4_K, epilogue: "residual" }, uploadPlanes(g.tensor), x, initial);
+    const residual = await runGemm(design, { type: GgmlType.Q4_K, epilogue: "residual" }, uploadPlanes(g.tensor, on()), x, initial);
     gy.y.forEach((v, i) => expect(Math.abs(residual[i]! - (v + initial[i]!))).toBeLessThanOrEqual(gy.bound[i % ROWS]! + 1e-6));
     const uy = reference(u.values, x);
-    const swiglu = await runGemm(design, { type: GgmlType.Q4_K, epilogue: "swiglu" }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], x, new Float32Array(TOKENS * ROWS));
+    const swiglu = await runGemm(design, { type: GgmlType.Q4_K, epilogue: "swiglu" }, [...uploadPlanes(g.tensor, on()), ...uploadPlanes(u.tensor, on())], x, new Float32Array(TOKENS * ROWS));
     gy.y.forEach((a, i) => {
       const expected = (a / (1 + Math.exp(-a))) * uy.y[i]!;
       const bound = (Math.abs(uy.y[i]!) * gy.bound[i % ROWS]! + Math.abs(a) * uy.bound[i % ROWS]!) * 1.1 + 1e-6;
@@ -101,7 +121,7 @@ describe.skipIf(noGpu).each(DESIGNS)("batched GEMV kernel (prompt evaluation): $
         const step = createUniform(device(), STEP_BYTES);
         device().queue.writeBuffer(step, 0, encodeStep(0, TOKENS, tile * GEMM_TILE));
         const [first, ...rest] = Array.from({ length: parts }, (_, p) => ({ buffer: input, offset: tile * GEMM_TILE * COLS * 4 + p * bytes, size: bytes }));
-        const buffers = [step, first!, out, ...uploadPlanes(tensor), createStorage(device(), bias), ...rest];
+        const buffers = [step, first!, out, ...uploadPlanes(tensor, on()), createStorage(on(), bias), ...rest];
         return { pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups: 1 };
       }));
       const actual = await readFloats(device(), out, TOKENS * ROWS);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { GgmlType, typeName } from "../gguf/quant-types.js";
 import { balancedLaunch, createGemv, gemvInvocations, gemvLaunch, type GemvOptions } from "./gemv.js";
-import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { device, noGpu, randomFloats, randomPlanar, subgroupDevice, subgroupGpu, uploadPlanes } from "./gpu-test-kit.fixture.js";
 import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
 
 const TYPES = [GgmlType.F32, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
@@ -23,13 +23,13 @@ function matVec(w: Float32Array, xs: Float64Array): { y: Float64Array; l1: Float
 }
 
 /** Runs one GEMV; `sums` are a normed input's partial sums, `initial` seeds y (residual), `after` follow the planes. */
-async function runGemv(options: GemvOptions, planes: GPUBuffer[], x: Float32Array, sums?: Float32Array, initial?: Float32Array, threads = 1, after: GPUBuffer[] = []) {
-  const y = createStorage(device(), initial ?? ROWS * 4);
+async function runGemv(options: GemvOptions, planes: GPUBuffer[], x: Float32Array, sums?: Float32Array, initial?: Float32Array, threads = 1, after: GPUBuffer[] = [], on = device()) {
+  const y = createStorage(on, initial ?? ROWS * 4);
   const { workgroupSize, workgroups } = gemvLaunch(ROWS, { rowsPerInvocation: options.rowsPerInvocation, lanes: options.lanes, threads });
-  const pipeline = createGemv(device(), { ...options, rows: ROWS, cols: COLS, eps: EPS, workgroupSize, normParts: sums?.length });
-  const buffers = [createStorage(device(), x), y, ...(sums ? [createStorage(device(), sums)] : []), ...planes, ...after];
-  dispatch(device(), [{ pipeline, bindGroup: bindBuffers(device(), pipeline, buffers), workgroups }]);
-  return readFloats(device(), y, ROWS);
+  const pipeline = createGemv(on, { ...options, rows: ROWS, cols: COLS, eps: EPS, workgroupSize, normParts: sums?.length });
+  const buffers = [createStorage(on, x), y, ...(sums ? [createStorage(on, sums)] : []), ...planes, ...after];
+  dispatch(on, [{ pipeline, bindGroup: bindBuffers(on, pipeline, buffers), workgroups }]);
+  return readFloats(on, y, ROWS);
 }
 
 /** What the producer of x hands a normed GEMV: g⊙x, Σx² in chunks (of 8 here), and the f64 x̂ for the reference. */
@@ -122,6 +122,56 @@ describe.skipIf(noGpu).each(VARIANTS)("GEMV kernel (planar weights, $rowsPerInvo
     const bound = gy.l1.map((l, r) => (Math.abs(uy.y[r]!) * l + Math.abs(gy.y[r]!) * uy.l1[r]!) * 1.1);
     const actual = await runGemv({ type: GgmlType.Q4_1, norm: true, epilogue: "swiglu", rowsPerInvocation, lanes }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], input, sums);
     expectClose(actual, expected, bound, Math.max(...xs.map(Math.abs)));
+  });
+});
+
+// Lanes summed by subgroups (adapters with fixed-size subgroups): a workgroup of one subgroup (as NVIDIA's 32 lanes),
+// and of four, whose totals meet in workgroup memory; 1 and 2 vec4 accumulators, 4 with SwiGLU and 8 rows.
+const subgroupSize = subgroupGpu?.info.subgroupSize ?? 0;
+const SUBGROUP_VARIANTS = [
+  { rowsPerInvocation: 4, lanes: subgroupSize, subgroups: 1 },
+  { rowsPerInvocation: 8, lanes: 4 * subgroupSize, subgroups: 4 },
+] as const;
+
+describe.skipIf(!subgroupGpu).each(SUBGROUP_VARIANTS)("GEMV kernel, lanes summed by subgroups ($rowsPerInvocation rows per row group, $subgroups subgroup(s))", ({ rowsPerInvocation, lanes }) => {
+  const x = randomFloats(COLS, 1);
+  const maxX = Math.max(...x.map(Math.abs));
+  const on = () => subgroupDevice();
+
+  it("computes W·x", async () => {
+    const { tensor, values } = randomPlanar(GgmlType.Q4_K, ROWS, COLS, 21);
+    const { y, l1 } = matVec(values, Float64Array.from(x));
+    expectClose(await runGemv({ type: GgmlType.Q4_K, rowsPerInvocation, lanes, subgroupSize }, uploadPlanes(tensor, on()), x, undefined, undefined, 1, [], on()), y, l1, maxX);
+  });
+
+  it("fuses gate and up with SwiGLU and the norm", async () => {
+    const { input, sums, xs } = prepareNorm(x, randomFloats(COLS, 22, 2));
+    const g = randomPlanar(GgmlType.Q6_K, ROWS, COLS, 23);
+    const u = randomPlanar(GgmlType.Q6_K, ROWS, COLS, 24);
+    const gy = matVec(g.values, xs);
+    const uy = matVec(u.values, xs);
+    const expected = gy.y.map((v, r) => (v / (1 + Math.exp(-v))) * uy.y[r]!);
+    const bound = gy.l1.map((l, r) => (Math.abs(uy.y[r]!) * l + Math.abs(gy.y[r]!) * uy.l1[r]!) * 1.1);
+    const planes = [...uploadPlanes(g.tensor, on()), ...uploadPlanes(u.tensor, on())];
+    const actual = await runGemv({ type: GgmlType.Q6_K, norm: true, epilogue: "swiglu", rowsPerInvocation, lanes, subgroupSize }, planes, input, sums, undefined, 1, [], on());
+    expectClose(actual, expected, bound, Math.max(...xs.map(Math.abs)));
+  });
+
+  it("prepares the next RMSNorm in the residual epilogue", async () => {
+    const initial = randomFloats(ROWS, 25, 4);
+    const gain = randomFloats(ROWS, 26, 2);
+    const { tensor, values } = randomPlanar(GgmlType.Q8_0, ROWS, COLS, 27);
+    const { y, l1 } = matVec(values, Float64Array.from(x));
+    const next = createStorage(on(), ROWS * 4);
+    const parts = gemvInvocations(ROWS, rowsPerInvocation);
+    const sums = createStorage(on(), parts * 4);
+    const options = { type: GgmlType.Q8_0, epilogue: "residual", normNext: true, rowsPerInvocation, lanes, subgroupSize } as const;
+    const actual = await runGemv(options, uploadPlanes(tensor, on()), x, undefined, initial, 1, [createStorage(on(), gain), next, sums], on());
+    expectClose(actual, y.map((v, r) => v + initial[r]!), l1, maxX);
+    const scaled = await readFloats(on(), next, ROWS);
+    actual.forEach((v, r) => expect(scaled[r]).toBeCloseTo(v * gain[r]!, 5));
+    const partial = await readFloats(on(), sums, parts);
+    partial.forEach((s, p) => expect(s).toBeCloseTo(actual.slice(p * rowsPerInvocation, (p + 1) * rowsPerInvocation).reduce((a, v) => a + v * v, 0), 3));
   });
 });
 

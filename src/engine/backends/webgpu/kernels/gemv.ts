@@ -8,6 +8,7 @@ import { blockDotWgsl, declarePlanes, unpackWgsl, weightPlanes } from "./quant-w
 import { attentionPrologueWgsl } from "./attention-prologue.js";
 import { ropeKvEpilogueWgsl, shapeConstants, type AttentionShape } from "./rope.js";
 import { createKernel } from "./run-kernel.js";
+import { SUBGROUP_BUILTINS, SUBGROUPS_ENABLE } from "./subgroup-sum.js";
 
 /** What a GEMV fuses. */
 export interface GemvOptions {
@@ -53,12 +54,18 @@ export interface GemvOptions {
    * rows walking K alone leaves it nearly idle (1,536 rows: 384 invocations reading 8,960 values each).
    */
   lanes?: number;
+  /**
+   * The adapter's fixed subgroup size, where it offers `subgroups` (at most `lanes`): the lanes' sums meet through
+   * subgroupAdd, and only subgroups (when a workgroup holds several) through workgroup memory, after one barrier.
+   */
+  subgroupSize?: number;
 }
 
 /** Bindings, in order: x, y, [gain], W planes, [bias | U planes | step, table, k_cache, v_cache]. */
-export function gemvWgsl({ type, norm = false, normNext = false, epilogue = "store", bias = false, rowsPerInvocation: ROWS_PER = 4, parts, attend = false, lanes = 1, shape }: GemvOptions & { shape?: AttentionShape }): string {
+export function gemvWgsl({ type, norm = false, normNext = false, epilogue = "store", bias = false, rowsPerInvocation: ROWS_PER = 4, parts, attend = false, lanes = 1, subgroupSize, shape }: GemvOptions & { shape?: AttentionShape }): string {
   const kv = shape?.kv ?? "f32";
   if (lanes < 1 || (lanes & (lanes - 1)) !== 0) throw new RangeError(`GEMV lanes must be a power of two, got ${lanes}`);
+  if (subgroupSize !== undefined && (lanes === 1 || subgroupSize > lanes)) throw new RangeError(`subgroup sums need a workgroup of lanes at least a subgroup wide (${subgroupSize} > ${lanes})`);
   if (attend && lanes > 1) throw new RangeError("the attention prologue goes with one lane per row group");
   if (attend && !shape) throw new RangeError("an attention prologue needs the attention shape");
   if (bias && epilogue !== "store" && epilogue !== "rope-kv") throw new RangeError("a GEMV bias goes with the store and rope-kv epilogues only");
@@ -95,7 +102,8 @@ export function gemvWgsl({ type, norm = false, normNext = false, epilogue = "sto
   const body = parts ? types.map((_, k) => `${k ? " else " : ""}${k < types.length - 1 ? `if (part == ${k}u) ` : ""}{\n  ${loop(prefix(k))}\n  }`).join("") : loop("w");
   const accumulators = groups.flatMap((v) => (swiglu ? [`acc${v}`, `accu${v}`] : [`acc${v}`]));
   const store = (v: number) => (epilogue === "rope-kv" ? `if (r0 + ${4 * v}u < ROWS) { store_rows(r0 + ${4 * v}u, acc${v}); }` : `${normNext ? "ss += " : ""}store4(r0 + ${4 * v}u, acc${v}${swiglu ? `, accu${v}` : ""});`);
-  return /* wgsl */ `
+  const sumLanes = subgroupSize ? reduceSubgroups(lanes, subgroupSize, accumulators) : reduceLanes(lanes, accumulators);
+  return /* wgsl */ `${subgroupSize ? SUBGROUPS_ENABLE : ""}
 override ROWS: u32;
 override COLS: u32;
 override EPS: f32 = 1e-5;
@@ -112,7 +120,7 @@ ${attend ? attentionPrologueWgsl(afterW, shape!) : ""}
 ${normNext ? `@group(0) @binding(${next}) var<storage, read> next_gain: array<f32>;
 @group(0) @binding(${next + 1}) var<storage, read_write> next_x: array<f32>;
 @group(0) @binding(${next + 2}) var<storage, read_write> next_sums: array<f32>;` : ""}
-${lanes > 1 ? `var<workgroup> partial: array<vec4<f32>, ${lanes * accumulators.length}>;` : ""}
+${lanes > 1 ? `var<workgroup> partial: array<vec4<f32>, ${(subgroupSize ? lanes / subgroupSize : lanes) * accumulators.length}>;` : ""}
 var<private> xv: array<vec4<f32>, 8>;
 var<private> xsum: f32;
 var<private> xhalf: vec2<f32>;
@@ -130,7 +138,7 @@ ${normNext ? `fn store4(r: u32, a: vec4<f32>) -> f32 {
   for (var t = 0u; t < 4u; t++) { if (r + t < ROWS) { y[r + t] = ${value}; } }
 }`}
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lane: u32${subgroupSize ? `, ${SUBGROUP_BUILTINS}` : ""}) {
   ${attend ? "attend(lane); // before any return: every lane reaches its barrier" : ""}
   let group = ${lanes > 1 ? "wid.x" : "gid.x"};
   let r0 = group * ${ROWS_PER}u;
@@ -141,7 +149,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
   ${Array.from({ length: ROWS_PER }, (_, t) => `let rb${t} = (min(r0 + ${t}u, ROWS - 1u)${parts ? " - part_start(part)" : ""}) * nb;`).join(" ")}
   ${groups.map((v) => `var acc${v} = vec4<f32>(0.0);${swiglu ? ` var accu${v} = vec4<f32>(0.0);` : ""}`).join(" ")}
   ${body}
-  ${lanes > 1 ? reduceLanes(lanes, accumulators) : ""}
+  ${lanes > 1 ? sumLanes : ""}
   ${norm ? normScale(swiglu, groups) : ""}
   ${normNext ? "var ss = 0.0;" : ""}
   ${groups.map(store).join("\n  ")}
@@ -172,6 +180,21 @@ function reduceLanes(lanes: number, accumulators: string[]): string {
   }
   if (lane != 0u) { return; }
   ${accumulators.map((a, k) => `${a} = partial[${k}u];`).join(" ")}`;
+}
+
+/** The lanes' sums by subgroupAdd, subgroups' totals through workgroup memory; leaves lane 0 alone, holding them. */
+function reduceSubgroups(lanes: number, size: number, accumulators: string[]): string {
+  const n = accumulators.length;
+  const subgroups = lanes / size;
+  const add = accumulators.map((a) => `${a} = subgroupAdd(${a});`).join(" ");
+  if (subgroups === 1) return `${add}
+  if (lane != 0u) { return; }`;
+  const total = (k: number) => Array.from({ length: subgroups }, (_, s) => `partial[${s * n + k}u]`).join(" + ");
+  return `${add}
+  if (sg_lane == 0u) { ${accumulators.map((a, k) => `partial[sg_id * ${n}u + ${k}u] = ${a};`).join(" ")} }
+  workgroupBarrier();
+  if (lane != 0u) { return; }
+  ${accumulators.map((a, k) => `${a} = ${total(k)};`).join(" ")}`;
 }
 
 function normScale(swiglu: boolean, groups: number[]): string {

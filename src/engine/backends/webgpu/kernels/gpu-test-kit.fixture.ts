@@ -1,5 +1,6 @@
 /** Test-only kit for the kernel tests: one pinned device per test file, seeded data, planar weights. */
 import { tryOpenGpuDevice } from "../device.js";
+import { openSubgroupDevice } from "./subgroup-device.fixture.js";
 import { dequantize, quantize } from "../gguf/codecs.js";
 import { repackPlanar, type PlanarTensor } from "../gguf/planar.js";
 import type { GgmlType } from "../gguf/quant-types.js";
@@ -11,6 +12,15 @@ import { seededRandom } from "../../../../lib/seeded-random.js";
 export const gpu = await tryOpenGpuDevice();
 export const noGpu = gpu === undefined;
 if (noGpu) console.warn("WebGPU kernel tests skipped: no WebGPU adapter came up (Dawn found no Vulkan or GL device)");
+
+/** A second device whose adapter runs subgroups at one fixed size (see subgroup-device.fixture.ts), or undefined. */
+export const subgroupGpu = gpu?.info.subgroupSize ? gpu : await openSubgroupDevice();
+
+/** The device with subgroups; only call inside tests that skip without `subgroupGpu`. */
+export function subgroupDevice(): GPUDevice {
+  if (!subgroupGpu) throw new Error("no WebGPU device with subgroups");
+  return subgroupGpu.device;
+}
 
 /** The device of the kit; only call inside tests that skip when `noGpu`. */
 export function device(): GPUDevice {
@@ -36,9 +46,9 @@ export function randomPlanar(type: GgmlType, rows: number, cols: number, seed: n
   return { tensor: repackPlanar(type, bytes, rows, cols), values: dequantize(type, bytes, rows * cols) };
 }
 
-/** Uploads a planar tensor's planes, in the order the kernels bind them. */
-export function uploadPlanes(tensor: PlanarTensor): GPUBuffer[] {
-  return weightPlanes(tensor.type).map((plane) => createStorage(device(), tensor[plane], plane));
+/** Uploads a planar tensor's planes, in the order the kernels bind them (to the kit's device unless `on`). */
+export function uploadPlanes(tensor: PlanarTensor, on = device()): GPUBuffer[] {
+  return weightPlanes(tensor.type).map((plane) => createStorage(on, tensor[plane], plane));
 }
 
 /** Max |a - b| over two arrays. */
@@ -48,13 +58,13 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return worst;
 }
 
-/** Runs one pipeline over `buffers` (bound 0, 1, …) on an x × y grid of workgroups. */
-export function dispatchGrid(pipeline: GPUComputePipeline, buffers: BufferRange[], [x, y]: readonly [number, number]): void {
-  const encoder = device().createCommandEncoder();
+/** Runs one pipeline over `buffers` (bound 0, 1, …) on an x × y grid of workgroups (of the kit's device unless `on`). */
+export function dispatchGrid(pipeline: GPUComputePipeline, buffers: BufferRange[], [x, y]: readonly [number, number], on = device()): void {
+  const encoder = on.createCommandEncoder();
   const pass = encoder.beginComputePass();
   pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindBuffers(device(), pipeline, buffers));
+  pass.setBindGroup(0, bindBuffers(on, pipeline, buffers));
   pass.dispatchWorkgroups(x, y);
   pass.end();
-  device().queue.submit([encoder.finish()]);
+  on.queue.submit([encoder.finish()]);
 }

@@ -44,6 +44,11 @@ export interface DecodePlanOptions {
    */
   gemvLanes?: number;
   /**
+   * The adapter's fixed subgroup size (GPUs that offer subgroups): a GEMV with at least this many lanes sums them
+   * with subgroupAdd instead of a tree in workgroup memory.
+   */
+  subgroupSize?: number;
+  /**
    * Attention as the prologue of the O projection (software adapters: one dispatch less per layer, and llvmpipe
    * pays more for a barrier-heavy kernel than for the attention of a short context), instead of its own dispatch
    * with a workgroup per head (default).
@@ -76,9 +81,10 @@ export function buildDecodeDispatches(device: GPUDevice, config: LlamaConfig, w:
    */
   const addGemv = (kind: string, m: GpuMatrix, choice: Omit<GemvOptions, "type">, before: BufferRange[], planes: BufferRange[] = m.planes, after: BufferRange[] = []) => {
     const lanes = lanesFor(m, choice);
+    const subgroupSize = options.subgroupSize && lanes > 1 && lanes >= options.subgroupSize ? options.subgroupSize : undefined;
     const { workgroupSize, workgroups } = gemvLaunch(m.rows, { rowsPerInvocation, lanes, threads: options.threads });
     const key = JSON.stringify([m.type, m.rows, m.cols, choice]);
-    if (!pipelines.has(key)) pipelines.set(key, createGemv(device, { ...choice, rowsPerInvocation, lanes, workgroupSize, type: m.type, rows: m.rows, cols: m.cols, eps, attention: shape }));
+    if (!pipelines.has(key)) pipelines.set(key, createGemv(device, { ...choice, rowsPerInvocation, lanes, subgroupSize, workgroupSize, type: m.type, rows: m.rows, cols: m.cols, eps, attention: shape }));
     add(kind, pipelines.get(key)!, [...before, ...planes, ...after], workgroups);
   };
 

@@ -59,11 +59,12 @@ export interface SharedPlan {
 
 /**
  * The batch plan's choices for an adapter: the portable windowed kernels spread over `threads` on software adapters;
- * on GPUs, the split-K kernels and the best candidates of sampled rows selected on the GPU.
+ * on GPUs, the split-K kernels (their lanes summed by subgroups where the adapter offers them) and the best candidates
+ * of sampled rows selected on the GPU.
  */
 export function createTokenBatch(gpu: GpuDevice, config: LlamaConfig, weights: DecodeWeights, arena: KvArena, sizes: { batch: number; decodeRows: number }, threads = Math.min(availableParallelism(), 16)): TokenBatch {
   const software = gpu.info.software;
-  return new TokenBatch(gpu.device, config, weights, arena, { ...sizes, windowThreads: software ? threads : undefined, topCandidates: !software });
+  return new TokenBatch(gpu.device, config, weights, arena, { ...sizes, windowThreads: software ? threads : undefined, topCandidates: !software, subgroupSize: software ? undefined : gpu.info.subgroupSize });
 }
 
 /** A loaded model's decode loop for one sequence. */
@@ -99,7 +100,7 @@ export class DecodePlan {
     // projection (each measured faster on llvmpipe). Norms are fused everywhere: their producers prepare them, so it costs no more than a norm dispatch.
     const software: DecodePlanOptions = { gemvRows: 8, threads: Math.min(availableParallelism(), 16), attentionPrologue: true };
     // GPUs: GEMVs split K over up to 64 lanes (a workgroup per row group), or most of the GPU sits idle.
-    const hardware: DecodePlanOptions = { gemvLanes: 64 };
+    const hardware: DecodePlanOptions = { gemvLanes: 64, subgroupSize: gpu.info.subgroupSize };
     const choices: DecodePlanOptions = { fuseNorm: true, ...(gpu.info.software ? software : hardware), ...options };
     if (!shared) {
       const arena = createKvArena(gpu.device, config, maxCtx, 1, choices.kvCache);

@@ -16,7 +16,7 @@ import { argmaxChunks, createArgmax } from "../kernels/argmax.js";
 import { CAUSAL_ATTENTION_LANES, createCausalAttention } from "../kernels/causal-attention.js";
 import { createEmbed } from "../kernels/dequantize.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_ROWS, GEMM_TILE, type GemmOptions } from "../kernels/gemm.js";
-import { createSplitKGemm, splitKGrid } from "../kernels/gemm-split-k.js";
+import { createSplitKGemm, GEMM_LANES, splitKGrid } from "../kernels/gemm-split-k.js";
 import { balancedLaunch } from "../kernels/gemv.js";
 import { createRmsNorm, RMS_NORM_LANES } from "../kernels/rms-norm.js";
 import { createRopeKv, ropeKvInvocations, type AttentionShape } from "../kernels/rope.js";
@@ -86,6 +86,8 @@ export interface TokenBatchOptions {
   windowThreads?: number;
   /** Select each row's best candidates on the GPU when a decode asks for them (GPUs; see kernels/top-k.ts). */
   topCandidates?: boolean;
+  /** The adapter's fixed subgroup size: split-K GEMMs sum their lanes with subgroup shuffles (GPUs that offer them). */
+  subgroupSize?: number;
   /** Most tokens of a decode step (the sequences decoded at once): rows of logits it holds (default `batch`). */
   decodeRows?: number;
 }
@@ -135,6 +137,7 @@ export class TokenBatch {
     const rows = (this.decodeRows = Math.min(prefill.decodeRows ?? batch, batch));
     const vocab = (this.vocab = w.output.reduce((n, m) => n + m.rows, 0));
     const windowed = prefill.windowThreads !== undefined;
+    const subgroupSize = prefill.subgroupSize && prefill.subgroupSize <= GEMM_LANES ? prefill.subgroupSize : undefined;
     this.step = this.own(createUniform(device, STEP_BYTES, "batch-step"));
     if (windowed) for (let k = 0; k < Math.ceil(batch / GEMM_TILE); k++) this.tileSteps.push(this.own(createUniform(device, STEP_BYTES, "prefill-tile-step")));
     // Whole tiles of tokens, so every tile's window lies inside the buffer.
@@ -163,7 +166,7 @@ export class TokenBatch {
     const gemm = (kind: string, m: GpuMatrix, options: Omit<GemmOptions, "type">, input: GPUBuffer, output: GPUBuffer, extra: BufferRange[] = [], yStride = m.rows, yOffset = 0) => {
       const matrix = { type: m.type, rows: m.rows, cols: m.cols, yStride, yOffset };
       if (!windowed) {
-        const pipeline = cached(["gemm-split-k", options, matrix], () => createSplitKGemm(device, { ...options, ...matrix }));
+        const pipeline = cached(["gemm-split-k", options, matrix], () => createSplitKGemm(device, { ...options, ...matrix, subgroupSize }));
         return add(kind, pipeline, [this.step, input, output, ...m.planes, ...extra], (n) => splitKGrid(m.rows, n));
       }
       // A window too wide for the uniform limits falls back to the portable kernel reading storage.

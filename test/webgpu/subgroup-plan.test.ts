@@ -1,0 +1,61 @@
+/**
+ * The default model (SmolLM2-135M-Instruct) with the plan a real GPU with subgroups gets (split-K prefill GEMMs and
+ * split-K decode GEMVs whose lanes are summed by subgroup shuffles), against the plan of the same adapter without
+ * them (on Mesa's Vulkan renderer, lavapipe: the portable kernels): both evaluate a prompt in batches of 16, then
+ * decode greedily. Both compute in f32 and differ only in summation order: the same continuation, nearly the same
+ * logits. Skips where no adapter with fixed-size subgroups comes up (scripts/lavapipe.sh provides one).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LlamaModel, Token } from "node-llama-cpp";
+import { DecodePlan } from "../../src/engine/backends/webgpu/plan/decode.js";
+import { openSubgroupDevice } from "../../src/engine/backends/webgpu/kernels/subgroup-device.fixture.js";
+import { asRealGpu, openDefaultModelOnGpu } from "../helpers/webgpu.js";
+
+const GENERATED = 12;
+const PROMPT = "<|im_start|>user\nWhy is the sky blue during the day and red at sunset? Answer in two sentences.<|im_end|>\n<|im_start|>assistant\n";
+const LOGIT_TOLERANCE = 1e-4;
+
+const probe = await openSubgroupDevice();
+probe?.destroy();
+let opened: Awaited<ReturnType<typeof openDefaultModelOnGpu>>;
+let vocab: LlamaModel;
+let portable: DecodePlan;
+let subgroups: DecodePlan;
+
+beforeAll(async () => {
+  if (!probe) return;
+  opened = await openDefaultModelOnGpu(async () => (await openSubgroupDevice())!);
+  const { gpu, config, weights } = opened;
+  vocab = opened.vocab;
+  portable = new DecodePlan(gpu, config, weights, 256, { prefillBatch: 16 });
+  subgroups = new DecodePlan(asRealGpu(gpu), config, weights, 256, { prefillBatch: 16 });
+});
+afterAll(async () => {
+  portable?.destroy();
+  subgroups?.destroy();
+  await opened?.dispose();
+});
+
+async function continuation(plan: DecodePlan, prompt: readonly number[]): Promise<{ logits: Float32Array; tokens: number[] }> {
+  await plan.prefill(prompt.slice(0, -1));
+  const first = await plan.step(prompt.at(-1)!, { logits: true });
+  const tokens = [first.token];
+  while (tokens.length < GENERATED) tokens.push((await plan.step()).token);
+  return { logits: first.logits!, tokens };
+}
+
+describe.skipIf(!probe)("a real GPU's plan summing lanes by subgroups, on the default model", () => {
+  it("continues a prompt as the portable plan does", async () => {
+    expect(opened.gpu.info.subgroupSize).toBeGreaterThan(1);
+    const prompt = vocab.tokenize(PROMPT, true);
+    expect(prompt.length).toBeGreaterThan(16);
+    const expected = await continuation(portable, prompt);
+    const actual = await continuation(subgroups, prompt);
+    console.info("subgroup-summed continuation:", JSON.stringify(vocab.detokenize(actual.tokens as Token[])));
+    expect(actual.tokens).toEqual(expected.tokens);
+    let scale = 0;
+    let worst = 0;
+    expected.logits.forEach((v, k) => ((scale = Math.max(scale, Math.abs(v))), (worst = Math.max(worst, Math.abs(actual.logits[k]! - v)))));
+    expect(worst).toBeLessThanOrEqual(LOGIT_TOLERANCE * scale);
+  }, 300_000);
+});
