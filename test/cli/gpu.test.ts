@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { getLlamaGpuTypes } from "node-llama-cpp";
 import { afterEach, describe, expect, it } from "vitest";
+import { hasVulkanLoader } from "../../src/lib/vulkan.js";
 import { makeModelHome, runKilnCli, spawnServe, type ServeProcess } from "../helpers/spawn-serve.js";
 
 /** The GPU backends node-llama-cpp finds usable here (a CPU-only machine: none). */
@@ -23,9 +24,9 @@ afterEach(async () => {
 const BIN = join(import.meta.dirname, "..", "..", "bin", "kiln.js");
 
 /** `kiln run <args>` with an empty stdin (run reads a piped stdin to its end), in the store `home`. */
-function kilnRun(home: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function kilnRun(home: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, "run", ...args], { env: { ...process.env, KILN_HOME: home } });
+    const child = spawn(process.execPath, [BIN, "run", ...args], { env: { ...process.env, ...env, KILN_HOME: home } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -96,6 +97,23 @@ describe("kiln run --gpu", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^kiln: CUDA is not available on this machine: no NVIDIA driver with the CUDA runtime was found \(.*\); llama\.cpp can use .+ here\n$/);
+  });
+
+  // A server or container without a GPU that has the Vulkan loader (libvulkan1) installed, as CI has: no driver.
+  const noVulkanDriver = { VK_ICD_FILENAMES: "/nonexistent/vulkan/icd.json" };
+
+  it.skipIf(!hasVulkanLoader())("with a Vulkan loader but no driver, runs on the CPU and prints only the reply", async () => {
+    const result = await kilnRun(home, ["--threads", "1", "--max-tokens", "3", "--temperature", "0", "Name a colour."], noVulkanDriver);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().length).toBeGreaterThan(0);
+  });
+
+  it.skipIf(!hasVulkanLoader())("--gpu vulkan with a Vulkan loader but no driver is one clear error", async () => {
+    const result = await kilnRun(home, ["--gpu", "vulkan", "--max-tokens", "3", "Hi"], noVulkanDriver);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/^kiln: Vulkan is not available on this machine: a Vulkan loader is installed but no Vulkan driver \(.*\); llama\.cpp can use .+ here\n$/);
   });
 
   it("refuses --gpu and --gpu-layers values it does not know", async () => {

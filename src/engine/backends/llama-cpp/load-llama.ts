@@ -10,6 +10,7 @@ import {
   type LlamaModel,
 } from "node-llama-cpp";
 import { EngineError } from "../../../errors/engine-error.js";
+import { hasVulkanDriver } from "../../../lib/vulkan.js";
 import { GgufFormatError, readGgufHeader } from "../../../gguf/read-gguf-header.js";
 import type { GpuBackendName, GpuChoice, GpuLayersChoice } from "../../engine-options.js";
 import { formatBytes } from "./fit-context.js";
@@ -31,6 +32,16 @@ export function warnOnStderr(message: string): void {
 }
 
 const GPU_NAMES: Record<GpuBackendName, string> = { cuda: "CUDA", vulkan: "Vulkan", metal: "Metal" };
+
+const NO_VULKAN_DRIVER = "a Vulkan loader is installed but no Vulkan driver (no driver manifest in vulkan/icd.d, nor in VK_DRIVER_FILES)";
+
+/**
+ * node-llama-cpp offers its Vulkan build wherever libvulkan is installed; where no Vulkan driver is (a server or
+ * container without a GPU), trying it tests a binary for nothing (~0.4 s) and prints a warning into every command.
+ */
+function autoGpu(): "auto" | { type: "auto"; exclude: LlamaGpuType[] } {
+  return process.platform === "linux" && !hasVulkanDriver() ? { type: "auto", exclude: ["vulkan"] } : "auto";
+}
 
 /** What node-llama-cpp looks for before it offers a backend (its detectAvailableComputeLayers), for the error. */
 const GPU_MISSING: Record<GpuBackendName, string> = {
@@ -55,7 +66,7 @@ export async function openLlama(gpu: GpuChoice = "auto", warn: (message: string)
   if (gpu === "auto" || gpu === true) {
     let llama: Llama;
     try {
-      llama = await getLlama({ ...options, gpu: "auto" });
+      llama = await getLlama({ ...options, gpu: autoGpu() });
     } catch (error) {
       warn(`no GPU build of llama.cpp started (${messageOf(error)}); running on the CPU`);
       return getLlama({ ...options, gpu: false });
@@ -95,12 +106,14 @@ async function hasGpuDevice(llama: Llama): Promise<boolean> {
 /** A named GPU backend must be one node-llama-cpp finds usable here. */
 async function checkGpuAvailable(gpu: GpuBackendName): Promise<void> {
   const usable = await getLlamaGpuTypes("supported");
-  if (usable.includes(gpu)) return;
+  // node-llama-cpp offers Vulkan wherever its loader is installed, with or without a driver.
+  const noDriver = gpu === "vulkan" && process.platform === "linux" && !hasVulkanDriver();
+  if (usable.includes(gpu) && !noDriver) return;
   const onPlatform = (await getLlamaGpuTypes("allValid")).includes(gpu);
   const where = onPlatform ? "this machine" : `${process.platform} ${process.arch}`;
   throw new EngineError(
     "invalid_request",
-    `${GPU_NAMES[gpu]} is not available on ${where}: ${GPU_MISSING[gpu]}; llama.cpp can use ${describeUsable(usable)} here`,
+    `${GPU_NAMES[gpu]} is not available on ${where}: ${noDriver ? NO_VULKAN_DRIVER : GPU_MISSING[gpu]}; llama.cpp can use ${describeUsable(usable.filter((type) => type !== gpu))} here`,
     { param: "gpu", gpu },
   );
 }

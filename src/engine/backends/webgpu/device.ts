@@ -3,10 +3,9 @@
  * GPU; Mesa's software renderer through GLES otherwise), with the adapter's own limits, and turns device loss and
  * uncaptured errors into engine errors.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { create, globals } from "webgpu";
 import { EngineError } from "../../../errors/engine-error.js";
+import { hasVulkanDriver, hasVulkanLoader } from "../../../lib/vulkan.js";
 import { captureNativeStderr } from "./native-stderr.js";
 import { fixedSubgroupSize } from "./kernels/subgroup-sum.js";
 
@@ -97,15 +96,8 @@ function defaultBackends(): string[] {
   if (fromEnv?.length) return fromEnv;
   if (process.platform === "darwin") return ["metal"];
   if (process.platform === "win32") return ["d3d12", "vulkan"];
-  // Dawn prints a warning when it cannot load the Vulkan loader: try Vulkan only where the loader is installed.
-  return hasVulkanLoader() ? ["vulkan", "opengles"] : ["opengles"];
-}
-
-const LIBRARY_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/local/lib"];
-
-function hasVulkanLoader(): boolean {
-  const extra = (process.env.LD_LIBRARY_PATH ?? "").split(":").filter(Boolean);
-  return [...extra, ...LIBRARY_DIRS].some((dir) => existsSync(join(dir, "libvulkan.so.1")));
+  // Vulkan only where its loader and a driver are installed: elsewhere Dawn's attempt finds nothing.
+  return hasVulkanLoader() && hasVulkanDriver() ? ["vulkan", "opengles"] : ["opengles"];
 }
 
 /**
