@@ -61,20 +61,33 @@ export interface OpenGpuDeviceOptions {
 // Module-level pins: even a caller that drops its GpuDevice cannot let the adapter be collected under a live device.
 const pinned = new Set<GpuDevice>();
 
-/** Opens the first working adapter, requesting the adapter's own limits. Throws EngineError "backend_failure" if none. */
+/**
+ * Opens the first GPU among `backends` (else a software renderer, the last backend's that offers one), requesting the
+ * adapter's own limits. Throws EngineError "backend_failure" if none opens.
+ */
 export async function openGpuDevice(options: OpenGpuDeviceOptions = {}): Promise<GpuDevice> {
   process.env.EGL_PLATFORM ??= "surfaceless"; // headless GL through Mesa: no X/Wayland display here
   Object.assign(globalThis, globals); // GPUBufferUsage, GPUMapMode, GPUShaderStage as in a browser
   const backends = options.backends ?? defaultBackends();
   const problems: string[] = [];
+  const candidates: Array<{ backend: string; gpu: GPU; adapter: GPUAdapter }> = [];
   for (const backend of backends) {
     const found = await requestAdapter(backend);
     if ("said" in found) {
       problems.push(`${backend}: no adapter${found.said.length ? ` (${found.said.join(" ")})` : ""}`);
       continue;
     }
+    candidates.push({ backend, ...found });
+    // A software renderer lets a later backend try: Mesa's renderer ran kiln's kernels at half the speed through
+    // Vulkan (lavapipe) that it reaches through GLES (bench/results/2026-11-28-vm-webgpu-lavapipe-vs-gles.md), and a
+    // GPU with GL but no Vulkan driver shows up as lavapipe through Vulkan.
+    if (!isSoftware(found.adapter)) break;
+  }
+  // The first GPU, else the last software renderer found.
+  const order = [...candidates.filter((c) => !isSoftware(c.adapter)), ...candidates.filter((c) => isSoftware(c.adapter)).reverse()];
+  for (const { backend, gpu, adapter } of order) {
     try {
-      return await openOn(backend, found.gpu, found.adapter, options);
+      return await openOn(backend, gpu, adapter, options);
     } catch (error) {
       problems.push(`${backend}: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -178,10 +191,16 @@ function readLimits(source: GPUSupportedLimits): Record<string, number> {
   return limits;
 }
 
+/** Whether an adapter is a CPU rasterizer (Mesa's llvmpipe through GLES or Vulkan, SwiftShader). */
+function isSoftware(adapter: GPUAdapter): boolean {
+  const { device, architecture, description } = adapter.info;
+  return /llvmpipe|swiftshader|softpipe|lavapipe/i.test(`${device} ${architecture} ${description}`);
+}
+
 function describeAdapter(backend: string, adapter: GPUAdapter, limits: Record<string, number>): GpuDeviceInfo {
   const { vendor, architecture, device, description } = adapter.info;
   const features = [...adapter.features].map(String).sort();
-  const software = /llvmpipe|swiftshader|softpipe|lavapipe/i.test(`${device} ${architecture} ${description}`);
+  const software = isSoftware(adapter);
   const subgroupSize = fixedSubgroupSize(adapter.features, adapter.info);
   // The fast tier: a real GPU whose subgroups the split-K kernels sum with.
   const fast = !software && subgroupSize !== undefined;

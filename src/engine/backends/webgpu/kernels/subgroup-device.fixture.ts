@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { tryOpenGpuDevice, type GpuDevice } from "../device.js";
 
 /** The driver list (ICD file) of the lavapipe under the repository's .cache/, or undefined when it is not there. */
-function lavapipeIcd(): string | undefined {
+export function lavapipeIcd(): string | undefined {
   const icd = fileURLToPath(new URL("../../../../../.cache/lavapipe/lvp_icd.json", import.meta.url));
   return existsSync(icd) ? icd : undefined;
 }
