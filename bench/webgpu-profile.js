@@ -5,8 +5,11 @@
  * for one 64-token prompt chunk through the batch plan (BENCH_PROMPT_ROUNDS runs of it, default 4), and for one
  * decode step of BENCH_STEP_SEQUENCES sequences (default 8) through a batch plan holding that many, with that step's
  * wall time from submit to its ids read back (what a server's shared step takes, host included). Writes
- * bench/results/<date>-<host>-webgpu-profile[-model].{json,md}. Env: BENCH_MODEL_PATH (default: the store's default
- * model), BENCH_GENERATE (profiled tokens, default 16), BENCH_TAG (suffix of the result files).
+ * bench/results/<date>-<host>-webgpu-profile[-model].{json,md}. On an adapter with fixed-size subgroups the chunk and
+ * the step are also profiled with the kernels' lanes summed in workgroup memory instead (the plan of an adapter
+ * without subgroups), in the same process, for a same-run ratio. Env: BENCH_MODEL_PATH (default: the store's default
+ * model), BENCH_GENERATE (profiled tokens, default 16), BENCH_TAG (suffix of the result files), BENCH_AS_GPU=1 (plan
+ * as for a GPU on a software renderer: a dry run of the GPU kernels, e.g. on Mesa's lavapipe).
  */
 import { hostname, loadavg } from "node:os";
 import { basename } from "node:path";
@@ -31,7 +34,12 @@ const log = (line) => console.error(`[bench webgpu profile ${new Date().toISOStr
 
 const started = new Date();
 const machine = describeMachine();
-const gpu = await openGpuDevice();
+const opened = await openGpuDevice();
+// BENCH_AS_GPU: the plans a GPU gets, on whatever adapter this is.
+const gpu = process.env.BENCH_AS_GPU === "1" ? Object.create(opened, { info: { value: { ...opened.info, software: false } } }) : opened;
+/** The same device as an adapter without subgroups would plan for it (the workgroup-memory trees). */
+const withoutSubgroups = (device) => Object.create(device, { info: { value: { ...device.info, subgroupSize: undefined } } });
+const subgroupSize = gpu.info.software ? undefined : gpu.info.subgroupSize;
 const file = await openGgufTensors(settings.modelPath);
 const config = readLlamaConfig(file.header);
 const arena = new WeightArena(gpu.device);
@@ -50,7 +58,16 @@ const profile = await profileDecode(gpu.device, plan, tokens);
 // A 64-token chunk placed after everything decoded so far (the rounds overwrite the same positions).
 const chunk = Array.from({ length: 64 }, (_, i) => 200 + ((i * 53) % 700));
 const promptRounds = Number(process.env.BENCH_PROMPT_ROUNDS ?? 4);
-const promptKernels = await profileBatch(gpu.device, batch, chunk, chunk.map((_, i) => [0, plan.position + i]), promptRounds);
+const chunkPlaces = chunk.map((_, i) => [0, plan.position + i]);
+const promptKernels = await profileBatch(gpu.device, batch, chunk, chunkPlaces, promptRounds);
+let treeChunkKernels;
+if (subgroupSize) {
+  const tree = createTokenBatch(withoutSubgroups(gpu), config, weights, kv, { batch: 64, decodeRows: 1 });
+  tree.submit(chunk, chunkPlaces); // its pipelines' first dispatch (llvmpipe compiles there)
+  await gpu.device.queue.onSubmittedWorkDone();
+  treeChunkKernels = await profileBatch(gpu.device, tree, chunk, chunkPlaces, promptRounds);
+  tree.destroy();
+}
 plan.destroy();
 batch.destroy();
 destroyKvArena(kv);
@@ -70,16 +87,23 @@ for (let i = 0; i < promptRounds + 2; i++) {
 }
 const stepKernels = await profileBatch(gpu.device, stepBatch, stepTokens, stepPlaces, promptRounds, true);
 stepBatch.destroy();
+let treeStepKernels;
+if (subgroupSize) {
+  const tree = createTokenBatch(withoutSubgroups(gpu), config, weights, stepKv, { batch: 64, decodeRows: sequences });
+  await tree.decode(stepTokens, stepPlaces);
+  treeStepKernels = await profileBatch(gpu.device, tree, stepTokens, stepPlaces, promptRounds, true);
+  tree.destroy();
+}
 destroyKvArena(stepKv);
 arena.destroy();
-gpu.destroy();
+opened.destroy();
 
 const promptMs = promptKernels.reduce((sum, k) => sum + k.ms, 0);
 const stepMs = stepKernels.reduce((sum, k) => sum + k.ms, 0);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const stepWall = median(stepWallMs);
 const stepHostMs = { encodeMs: median(stepHost.map((t) => t.encodeMs)), submitMs: median(stepHost.map((t) => t.submitMs)), waitMs: median(stepHost.map((t) => t.waitMs)) };
-const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile, promptChunk: { tokens: chunk.length, rounds: promptRounds, kernels: promptKernels }, decodeStep: { sequences, rounds: promptRounds, wallMsMedian: stepWall, host: stepHostMs, kernels: stepKernels } };
+const result = { date: started.toISOString(), machine, model: basename(settings.modelPath), adapter: gpu.info.device, gpuBackend: gpu.info.backend, contextAtStart: prompt.length, loadAverageAtEnd: loadavg(), ...profile, promptChunk: { tokens: chunk.length, rounds: promptRounds, kernels: promptKernels }, decodeStep: { sequences, rounds: promptRounds, wallMsMedian: stepWall, host: stepHostMs, kernels: stepKernels }, ...(subgroupSize && { subgroupSize, withoutSubgroups: { promptChunk: treeChunkKernels, decodeStep: treeStepKernels } }) };
 /** A table of GPU time per kernel class, per `unit` (token, chunk, step), with each class's share and the total. */
 function kernelTable(unit, kernels) {
   const total = kernels.reduce((sum, k) => sum + k.ms, 0);
@@ -113,6 +137,28 @@ const markdown = [
   "",
   ...kernelTable("step", stepKernels),
   "",
+  ...(subgroupSize ? subgroupTables() : []),
 ].join("\n");
+
+/** Per kernel class, GPU ms with the lanes summed by subgroups (the plan above) and in workgroup memory, same run. */
+function subgroupTables() {
+  const table = (unit, withThem, without) => [
+    `| kernel class | ms per ${unit}, subgroups | ms per ${unit}, workgroup memory | ratio |`,
+    "| --- | --- | --- | --- |",
+    ...withThem.map((k) => {
+      const other = without.find((o) => o.kind === k.kind)?.ms ?? NaN;
+      return `| ${k.kind} | ${round(k.ms, 3)} | ${round(other, 3)} | ${round(k.ms / other, 2)} |`;
+    }),
+    `| all | ${round(withThem.reduce((n, k) => n + k.ms, 0), 3)} | ${round(without.reduce((n, k) => n + k.ms, 0), 3)} | ${round(withThem.reduce((n, k) => n + k.ms, 0) / without.reduce((n, k) => n + k.ms, 0), 2)} |`,
+  ];
+  return [
+    `Subgroups of ${subgroupSize} lanes: the same chunk and step with the lanes of the split-K kernels summed in workgroup memory (the plan without subgroups), same process:`,
+    "",
+    ...table("chunk", promptKernels, treeChunkKernels),
+    "",
+    ...table("step", stepKernels, treeStepKernels),
+    "",
+  ];
+}
 writeWebGpuResult("-profile", settings.modelPath, started, result, markdown);
 console.log(markdown);
