@@ -8,6 +8,7 @@ import { openGgufTensors } from "../../src/engine/backends/webgpu/gguf/read-tens
 import { readLlamaConfig, type LlamaConfig } from "../../src/engine/backends/webgpu/model/llama-config.js";
 import { uploadDecodeWeights, type DecodeWeights } from "../../src/engine/backends/webgpu/plan/decode-weights.js";
 import { WeightArena } from "../../src/engine/backends/webgpu/plan/weight-arena.js";
+import type { DecodePlan } from "../../src/engine/backends/webgpu/plan/decode.js";
 import { realModelPath } from "./real-model.js";
 
 export async function webGpuAvailable(): Promise<boolean> {
@@ -54,4 +55,24 @@ export async function openDefaultModelOnGpu(open: () => Promise<GpuDevice> = () 
       await llama.dispose();
     },
   };
+}
+
+/**
+ * A prompt evaluated in batches, then greedy decoding on the GPU: the first step's logits and `generated` tokens, as
+ * two plans of one model are compared (the same continuation, logits equal up to f32 summation order).
+ */
+export async function greedyContinuation(plan: DecodePlan, prompt: readonly number[], generated: number): Promise<{ logits: Float32Array; tokens: number[] }> {
+  await plan.prefill(prompt.slice(0, -1));
+  const first = await plan.step(prompt.at(-1)!, { logits: true });
+  const tokens = [first.token];
+  while (tokens.length < generated) tokens.push((await plan.step()).token);
+  return { logits: first.logits!, tokens };
+}
+
+/** The largest |Δ logit| between two rows, relative to the largest |logit| of `expected`. */
+export function relativeLogitGap(expected: Float32Array, actual: Float32Array): number {
+  let scale = 0;
+  let worst = 0;
+  expected.forEach((v, k) => ((scale = Math.max(scale, Math.abs(v))), (worst = Math.max(worst, Math.abs(actual[k]! - v)))));
+  return worst / scale;
 }

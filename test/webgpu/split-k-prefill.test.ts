@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { DecodePlan } from "../../src/engine/backends/webgpu/plan/decode.js";
-import { asRealGpu, openDefaultModelOnGpu, webGpuAvailable } from "../helpers/webgpu.js";
+import { asRealGpu, greedyContinuation, openDefaultModelOnGpu, relativeLogitGap, webGpuAvailable } from "../helpers/webgpu.js";
 
 const GENERATED = 16;
 const PROMPT = "<|im_start|>user\nExplain in three short sentences why the sky is blue during the day, why sunsets are red and orange, and why clouds look white or grey.<|im_end|>\n<|im_start|>assistant\n";
@@ -35,26 +35,14 @@ afterAll(async () => {
   await opened?.dispose();
 });
 
-/** Evaluates the prompt in batches, then decodes greedily on the GPU: the first step's logits and all the tokens. */
-async function continuation(plan: DecodePlan, prompt: readonly number[]): Promise<{ logits: Float32Array; tokens: number[] }> {
-  await plan.prefill(prompt.slice(0, -1));
-  const first = await plan.step(prompt.at(-1)!, { logits: true });
-  const tokens = [first.token];
-  while (tokens.length < GENERATED) tokens.push((await plan.step()).token);
-  return { logits: first.logits!, tokens };
-}
-
 describe.skipIf(!available)("prompt evaluation with split-K GEMMs (a real GPU's plan) on the default model", () => {
   it("continues a prompt as the portable plan does", async () => {
     const prompt = vocab.tokenize(PROMPT, true);
     expect(prompt.length).toBeGreaterThan(32); // three batches of 16, the last one partial
-    const expected = await continuation(portable, prompt);
-    const actual = await continuation(splitK, prompt);
+    const expected = await greedyContinuation(portable, prompt, GENERATED);
+    const actual = await greedyContinuation(splitK, prompt, GENERATED);
     console.info("split-K continuation:", JSON.stringify(vocab.detokenize(actual.tokens as Token[])));
     expect(actual.tokens).toEqual(expected.tokens);
-    let scale = 0;
-    let worst = 0;
-    expected.logits.forEach((v, k) => ((scale = Math.max(scale, Math.abs(v))), (worst = Math.max(worst, Math.abs(actual.logits[k]! - v)))));
-    expect(worst).toBeLessThanOrEqual(LOGIT_TOLERANCE * scale);
+    expect(relativeLogitGap(expected.logits, actual.logits)).toBeLessThanOrEqual(LOGIT_TOLERANCE);
   }, 300_000);
 });

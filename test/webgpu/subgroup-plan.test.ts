@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { DecodePlan } from "../../src/engine/backends/webgpu/plan/decode.js";
 import { openSubgroupDevice } from "../../src/engine/backends/webgpu/kernels/subgroup-device.fixture.js";
-import { asRealGpu, openDefaultModelOnGpu } from "../helpers/webgpu.js";
+import { asRealGpu, greedyContinuation, openDefaultModelOnGpu, relativeLogitGap } from "../helpers/webgpu.js";
 
 const GENERATED = 12;
 const PROMPT = "<|im_start|>user\nWhy is the sky blue during the day and red at sunset? Answer in two sentences.<|im_end|>\n<|im_start|>assistant\n";
@@ -36,26 +36,15 @@ afterAll(async () => {
   await opened?.dispose();
 });
 
-async function continuation(plan: DecodePlan, prompt: readonly number[]): Promise<{ logits: Float32Array; tokens: number[] }> {
-  await plan.prefill(prompt.slice(0, -1));
-  const first = await plan.step(prompt.at(-1)!, { logits: true });
-  const tokens = [first.token];
-  while (tokens.length < GENERATED) tokens.push((await plan.step()).token);
-  return { logits: first.logits!, tokens };
-}
-
 describe.skipIf(!probe)("a real GPU's plan summing lanes by subgroups, on the default model", () => {
   it("continues a prompt as the portable plan does", async () => {
     expect(opened.gpu.info.subgroupSize).toBeGreaterThan(1);
     const prompt = vocab.tokenize(PROMPT, true);
     expect(prompt.length).toBeGreaterThan(16);
-    const expected = await continuation(portable, prompt);
-    const actual = await continuation(subgroups, prompt);
+    const expected = await greedyContinuation(portable, prompt, GENERATED);
+    const actual = await greedyContinuation(subgroups, prompt, GENERATED);
     console.info("subgroup-summed continuation:", JSON.stringify(vocab.detokenize(actual.tokens as Token[])));
     expect(actual.tokens).toEqual(expected.tokens);
-    let scale = 0;
-    let worst = 0;
-    expected.logits.forEach((v, k) => ((scale = Math.max(scale, Math.abs(v))), (worst = Math.max(worst, Math.abs(actual.logits[k]! - v)))));
-    expect(worst).toBeLessThanOrEqual(LOGIT_TOLERANCE * scale);
+    expect(relativeLogitGap(expected.logits, actual.logits)).toBeLessThanOrEqual(LOGIT_TOLERANCE);
   }, 300_000);
 });

@@ -39,6 +39,21 @@ function prepareNorm(x: Float32Array, gain: Float32Array) {
   return { input: Float32Array.from(x, (v, k) => v * gain[k]!), sums, xs: Float64Array.from(x, (v, k) => v * gain[k]! * scale) };
 }
 
+/** Checks a normed gate-and-up GEMV with SwiGLU of `type` weights (seeded from `seed`) against the reference. */
+async function checkSwiglu(x: Float32Array, type: GgmlType, seed: number, options: Omit<GemvOptions, "type">, on = device()): Promise<void> {
+  const { input, sums, xs } = prepareNorm(x, randomFloats(COLS, seed, 2));
+  const g = randomPlanar(type, ROWS, COLS, seed + 1);
+  const u = randomPlanar(type, ROWS, COLS, seed + 2);
+  const gy = matVec(g.values, xs);
+  const uy = matVec(u.values, xs);
+  const expected = gy.y.map((v, r) => (v / (1 + Math.exp(-v))) * uy.y[r]!);
+  // The error of silu(a)·b is bounded by |b|·δa + |silu(a)|·δb, δ as in expectClose.
+  const bound = gy.l1.map((l, r) => (Math.abs(uy.y[r]!) * l + Math.abs(gy.y[r]!) * uy.l1[r]!) * 1.1);
+  const planes = [...uploadPlanes(g.tensor, on), ...uploadPlanes(u.tensor, on)];
+  const actual = await runGemv({ ...options, type, norm: true, epilogue: "swiglu" }, planes, input, sums, undefined, 1, [], on);
+  expectClose(actual, expected, bound, Math.max(...xs.map(Math.abs)));
+}
+
 /** Asserts |actual − expected| ≤ 1e-5·‖row‖₁·max|input| per row (design §4.1: f32 summation order drift). */
 function expectClose(actual: Float32Array, expected: Float64Array, l1: Float64Array, maxInput: number): void {
   for (let r = 0; r < ROWS; r++) expect(Math.abs(actual[r]! - expected[r]!)).toBeLessThanOrEqual(1e-5 * l1[r]! * maxInput + 1e-30);
@@ -112,16 +127,7 @@ describe.skipIf(noGpu).each(VARIANTS)("GEMV kernel (planar weights, $rowsPerInvo
   });
 
   it("fuses gate and up with SwiGLU: silu(G·x̂)·(U·x̂) with the norm", async () => {
-    const { input, sums, xs } = prepareNorm(x, randomFloats(COLS, 7, 2));
-    const g = randomPlanar(GgmlType.Q4_1, ROWS, COLS, 8);
-    const u = randomPlanar(GgmlType.Q4_1, ROWS, COLS, 9);
-    const gy = matVec(g.values, xs);
-    const uy = matVec(u.values, xs);
-    const expected = gy.y.map((v, r) => (v / (1 + Math.exp(-v))) * uy.y[r]!);
-    // The error of silu(a)·b is bounded by |b|·δa + |silu(a)|·δb, δ as in expectClose.
-    const bound = gy.l1.map((l, r) => (Math.abs(uy.y[r]!) * l + Math.abs(gy.y[r]!) * uy.l1[r]!) * 1.1);
-    const actual = await runGemv({ type: GgmlType.Q4_1, norm: true, epilogue: "swiglu", rowsPerInvocation, lanes }, [...uploadPlanes(g.tensor), ...uploadPlanes(u.tensor)], input, sums);
-    expectClose(actual, expected, bound, Math.max(...xs.map(Math.abs)));
+    await checkSwiglu(x, GgmlType.Q4_1, 7, { rowsPerInvocation, lanes });
   });
 });
 
@@ -145,16 +151,7 @@ describe.skipIf(!subgroupGpu).each(SUBGROUP_VARIANTS)("GEMV kernel, lanes summed
   });
 
   it("fuses gate and up with SwiGLU and the norm", async () => {
-    const { input, sums, xs } = prepareNorm(x, randomFloats(COLS, 22, 2));
-    const g = randomPlanar(GgmlType.Q6_K, ROWS, COLS, 23);
-    const u = randomPlanar(GgmlType.Q6_K, ROWS, COLS, 24);
-    const gy = matVec(g.values, xs);
-    const uy = matVec(u.values, xs);
-    const expected = gy.y.map((v, r) => (v / (1 + Math.exp(-v))) * uy.y[r]!);
-    const bound = gy.l1.map((l, r) => (Math.abs(uy.y[r]!) * l + Math.abs(gy.y[r]!) * uy.l1[r]!) * 1.1);
-    const planes = [...uploadPlanes(g.tensor, on()), ...uploadPlanes(u.tensor, on())];
-    const actual = await runGemv({ type: GgmlType.Q6_K, norm: true, epilogue: "swiglu", rowsPerInvocation, lanes, subgroupSize }, planes, input, sums, undefined, 1, [], on());
-    expectClose(actual, expected, bound, Math.max(...xs.map(Math.abs)));
+    await checkSwiglu(x, GgmlType.Q6_K, 22, { rowsPerInvocation, lanes, subgroupSize }, on());
   });
 
   it("prepares the next RMSNorm in the residual epilogue", async () => {
