@@ -9,7 +9,7 @@ import { hasVulkanDriver, hasVulkanLoader } from "../../../lib/vulkan.js";
 import { captureNativeStderr } from "./native-stderr.js";
 import { fixedSubgroupSize } from "./kernels/subgroup-sum.js";
 
-/** Which kernel set a device runs: f32-only portable kernels, or f16/subgroup kernels (later). */
+/** How the device is described: "fast" is a GPU whose fixed-size subgroups the GPU kernels sum with, else "portable". */
 export type GpuTier = "portable" | "fast";
 
 /** What kiln reports about the opened device (`--backend webgpu --info`). */
@@ -122,7 +122,7 @@ function defaultBackends(): string[] {
 const notices = new Set<string>();
 
 /** Dawn's lines, without the source locations it adds under some ("    at CheckVkSuccessImpl (…)"). */
-export function dawnNotices(captured: string): string[] {
+function dawnNotices(captured: string): string[] {
   return captured.split("\n").filter((line) => line.trim() && !/^\s+at /.test(line)).map((line) => line.trim());
 }
 
