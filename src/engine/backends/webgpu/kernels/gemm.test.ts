@@ -1,11 +1,17 @@
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { GgmlType, typeName } from "../gguf/quant-types.js";
 import { createGemm, gemmInvocations, gemmWindowBytes, GEMM_TILE, type GemmOptions } from "./gemm.js";
 import { createSplitKGemm, splitKGrid } from "./gemm-split-k.js";
 import { stepAt } from "./attention-kit.fixture.js";
-import { device, dispatchGrid, noGpu, randomFloats, randomPlanar, subgroupDevice, subgroupGpu, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { device, dispatchGrid, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { openSubgroupDevice } from "./subgroup-device.fixture.js";
 import { bindBuffers, createStorage, createUniform, dispatch, groupsFor, readFloats } from "./run-kernel.js";
 import { encodeStep, STEP_BYTES } from "./step.js";
+
+/** A device on an adapter with fixed-size subgroups (Mesa's lavapipe here), for the subgroup variants; or undefined. */
+const subgroupGpu = await openSubgroupDevice();
+afterAll(() => subgroupGpu?.destroy());
+const subgroupDevice = (): GPUDevice => subgroupGpu!.device;
 
 const ROWS = 22; // not a multiple of the rows per invocation (12) nor of a split-K tile (4): the tail is exercised
 const COLS = 512; // 16 blocks: a workgroup's lanes past the 16th hold nothing, and its first subgroups all hold sums

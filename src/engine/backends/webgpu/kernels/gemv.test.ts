@@ -1,8 +1,14 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { GgmlType, typeName } from "../gguf/quant-types.js";
 import { balancedLaunch, createGemv, gemvInvocations, gemvLaunch, type GemvOptions } from "./gemv.js";
-import { device, noGpu, randomFloats, randomPlanar, subgroupDevice, subgroupGpu, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { device, noGpu, randomFloats, randomPlanar, uploadPlanes } from "./gpu-test-kit.fixture.js";
+import { openSubgroupDevice } from "./subgroup-device.fixture.js";
 import { bindBuffers, createStorage, dispatch, readFloats } from "./run-kernel.js";
+
+/** A device on an adapter with fixed-size subgroups (Mesa's lavapipe here), for the subgroup variants; or undefined. */
+const subgroupGpu = await openSubgroupDevice();
+afterAll(() => subgroupGpu?.destroy());
+const subgroupDevice = (): GPUDevice => subgroupGpu!.device;
 
 const TYPES = [GgmlType.F32, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
 const ROWS = 22; // not a multiple of 4: the tail invocation is exercised

@@ -1,6 +1,5 @@
 /** Test-only kit for the kernel tests: one pinned device per test file, seeded data, planar weights. */
 import { tryOpenGpuDevice } from "../device.js";
-import { openSubgroupDevice } from "./subgroup-device.fixture.js";
 import { dequantize, quantize } from "../gguf/codecs.js";
 import { repackPlanar, type PlanarTensor } from "../gguf/planar.js";
 import type { GgmlType } from "../gguf/quant-types.js";
@@ -12,15 +11,6 @@ import { seededRandom } from "../../../../lib/seeded-random.js";
 export const gpu = await tryOpenGpuDevice();
 export const noGpu = gpu === undefined;
 if (noGpu) console.warn("WebGPU kernel tests skipped: no WebGPU adapter came up (Dawn found no Vulkan or GL device)");
-
-/** A second device whose adapter runs subgroups at one fixed size (see subgroup-device.fixture.ts), or undefined. */
-export const subgroupGpu = gpu?.info.subgroupSize ? gpu : await openSubgroupDevice();
-
-/** The device with subgroups; only call inside tests that skip without `subgroupGpu`. */
-export function subgroupDevice(): GPUDevice {
-  if (!subgroupGpu) throw new Error("no WebGPU device with subgroups");
-  return subgroupGpu.device;
-}
 
 /** The device of the kit; only call inside tests that skip when `noGpu`. */
 export function device(): GPUDevice {
