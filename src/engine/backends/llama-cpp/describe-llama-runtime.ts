@@ -3,7 +3,8 @@
  * memory, the backends this machine could use, the build and CPU facts.
  */
 import { cpus } from "node:os";
-import { getLlamaGpuTypes, type Llama } from "node-llama-cpp";
+import type { Llama } from "node-llama-cpp";
+import { usableGpuTypes } from "./load-llama.js";
 
 /** A device llama.cpp computes on, with its memory in bytes (`kiln info --json`). */
 export type LlamaDevice =
@@ -16,8 +17,8 @@ export async function describeLlamaRuntime(llama: Llama): Promise<Record<string,
     gpu: llama.gpu === false ? "none (CPU)" : llama.gpu,
     gpuDevices,
     devices: await listDevices(llama, gpuDevices),
-    // What node-llama-cpp would try here, best first ("cpu" is always there).
-    usableBackends: (await getLlamaGpuTypes("supported")).map((type) => type === false ? "cpu" : type),
+    // What kiln would try here, best first ("cpu" is always there).
+    usableBackends: (await usableGpuTypes()).map((type) => type === false ? "cpu" : type),
     release: llama.llamaCppRelease.release,
     build: llama.buildType,
     cpuMathCores: llama.cpuMathCores,

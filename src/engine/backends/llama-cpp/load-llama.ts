@@ -39,8 +39,18 @@ const NO_VULKAN_DRIVER = "a Vulkan loader is installed but no Vulkan driver (no 
  * node-llama-cpp offers its Vulkan build wherever libvulkan is installed; where no Vulkan driver is (a server or
  * container without a GPU), trying it tests a binary for nothing (~0.4 s) and prints a warning into every command.
  */
+function vulkanWithoutDriver(): boolean {
+  return process.platform === "linux" && !hasVulkanDriver();
+}
+
 function autoGpu(): "auto" | { type: "auto"; exclude: LlamaGpuType[] } {
-  return process.platform === "linux" && !hasVulkanDriver() ? { type: "auto", exclude: ["vulkan"] } : "auto";
+  return vulkanWithoutDriver() ? { type: "auto", exclude: ["vulkan"] } : "auto";
+}
+
+/** The GPU backends llama.cpp can use here, best first (false: the CPU): node-llama-cpp's, less a driverless Vulkan. */
+export async function usableGpuTypes(): Promise<LlamaGpuType[]> {
+  const supported = await getLlamaGpuTypes("supported");
+  return vulkanWithoutDriver() ? supported.filter((type) => type !== "vulkan") : supported;
 }
 
 /** What node-llama-cpp looks for before it offers a backend (its detectAvailableComputeLayers), for the error. */
@@ -105,15 +115,15 @@ async function hasGpuDevice(llama: Llama): Promise<boolean> {
 
 /** A named GPU backend must be one node-llama-cpp finds usable here. */
 async function checkGpuAvailable(gpu: GpuBackendName): Promise<void> {
-  const usable = await getLlamaGpuTypes("supported");
-  // node-llama-cpp offers Vulkan wherever its loader is installed, with or without a driver.
-  const noDriver = gpu === "vulkan" && process.platform === "linux" && !hasVulkanDriver();
-  if (usable.includes(gpu) && !noDriver) return;
+  const usable = await usableGpuTypes();
+  if (usable.includes(gpu)) return;
+  // A Vulkan loader without a driver: node-llama-cpp would offer Vulkan, and fail.
+  const noDriver = gpu === "vulkan" && (await getLlamaGpuTypes("supported")).includes(gpu);
   const onPlatform = (await getLlamaGpuTypes("allValid")).includes(gpu);
   const where = onPlatform ? "this machine" : `${process.platform} ${process.arch}`;
   throw new EngineError(
     "invalid_request",
-    `${GPU_NAMES[gpu]} is not available on ${where}: ${noDriver ? NO_VULKAN_DRIVER : GPU_MISSING[gpu]}; llama.cpp can use ${describeUsable(usable.filter((type) => type !== gpu))} here`,
+    `${GPU_NAMES[gpu]} is not available on ${where}: ${noDriver ? NO_VULKAN_DRIVER : GPU_MISSING[gpu]}; llama.cpp can use ${describeUsable(usable)} here`,
     { param: "gpu", gpu },
   );
 }
