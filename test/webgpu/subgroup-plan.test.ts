@@ -15,16 +15,16 @@ const GENERATED = 12;
 const PROMPT = "<|im_start|>user\nWhy is the sky blue during the day and red at sunset? Answer in two sentences.<|im_end|>\n<|im_start|>assistant\n";
 const LOGIT_TOLERANCE = 1e-4;
 
-const probe = await openSubgroupDevice();
-probe?.destroy();
+// Opened once here (the tests skip without it); openDefaultModelOnGpu's dispose destroys it.
+const device = await openSubgroupDevice();
 let opened: Awaited<ReturnType<typeof openDefaultModelOnGpu>>;
 let vocab: LlamaModel;
 let portable: DecodePlan;
 let subgroups: DecodePlan;
 
 beforeAll(async () => {
-  if (!probe) return;
-  opened = await openDefaultModelOnGpu(async () => (await openSubgroupDevice())!);
+  if (!device) return;
+  opened = await openDefaultModelOnGpu(async () => device);
   const { gpu, config, weights } = opened;
   vocab = opened.vocab;
   portable = new DecodePlan(gpu, config, weights, 256, { prefillBatch: 16 });
@@ -36,7 +36,7 @@ afterAll(async () => {
   await opened?.dispose();
 });
 
-describe.skipIf(!probe)("a real GPU's plan summing lanes by subgroups, on the default model", () => {
+describe.skipIf(!device)("a real GPU's plan summing lanes by subgroups, on the default model", () => {
   it("continues a prompt as the portable plan does", async () => {
     expect(opened.gpu.info.subgroupSize).toBeGreaterThan(1);
     const prompt = vocab.tokenize(PROMPT, true);

@@ -49,7 +49,10 @@ function autoGpu(): "auto" | { type: "auto"; exclude: LlamaGpuType[] } {
 
 /** The GPU backends llama.cpp can use here, best first (false: the CPU): node-llama-cpp's, less a driverless Vulkan. */
 export async function usableGpuTypes(): Promise<LlamaGpuType[]> {
-  const supported = await getLlamaGpuTypes("supported");
+  return usableOf(await getLlamaGpuTypes("supported"));
+}
+
+function usableOf(supported: LlamaGpuType[]): LlamaGpuType[] {
   return vulkanWithoutDriver() ? supported.filter((type) => type !== "vulkan") : supported;
 }
 
@@ -115,10 +118,11 @@ async function hasGpuDevice(llama: Llama): Promise<boolean> {
 
 /** A named GPU backend must be one node-llama-cpp finds usable here. */
 async function checkGpuAvailable(gpu: GpuBackendName): Promise<void> {
-  const usable = await usableGpuTypes();
+  const supported = await getLlamaGpuTypes("supported");
+  const usable = usableOf(supported);
   if (usable.includes(gpu)) return;
   // A Vulkan loader without a driver: node-llama-cpp would offer Vulkan, and fail.
-  const noDriver = gpu === "vulkan" && (await getLlamaGpuTypes("supported")).includes(gpu);
+  const noDriver = gpu === "vulkan" && supported.includes(gpu);
   const onPlatform = (await getLlamaGpuTypes("allValid")).includes(gpu);
   const where = onPlatform ? "this machine" : `${process.platform} ${process.arch}`;
   throw new EngineError(

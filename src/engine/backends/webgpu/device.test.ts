@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { EngineError } from "../../../errors/engine-error.js";
 import { openGpuDevice, tryOpenGpuDevice } from "./device.js";
 import { bindBuffers, createKernel, createStorage, dispatch, readFloats } from "./kernels/run-kernel.js";
-import { lavapipeIcd } from "./kernels/subgroup-device.fixture.js";
+import { lavapipeIcd, withLavapipe } from "./kernels/subgroup-device.fixture.js";
 
 const gpu = await tryOpenGpuDevice();
 if (!gpu) console.warn("WebGPU device tests skipped: no WebGPU adapter came up");
@@ -52,16 +52,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) { if (gid.x < 100u) { v[g
 const icd = lavapipeIcd();
 
 describe.skipIf(!gpu || gpu.info.backend !== "opengles" || !icd)("a software renderer through both Vulkan and GLES", () => {
-  async function openWith(backends: string[]) {
-    const saved = process.env.VK_ICD_FILENAMES;
-    process.env.VK_ICD_FILENAMES = icd;
-    try {
-      return await openGpuDevice({ backends });
-    } finally {
-      if (saved === undefined) delete process.env.VK_ICD_FILENAMES;
-      else process.env.VK_ICD_FILENAMES = saved;
-    }
-  }
+  const openWith = (backends: string[]) => withLavapipe(() => openGpuDevice({ backends }));
 
   it("opens GLES, the later backend, when Vulkan offers only the software renderer", async () => {
     const both = await openWith(["vulkan", "opengles"]);

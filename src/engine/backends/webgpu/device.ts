@@ -83,9 +83,8 @@ export async function openGpuDevice(options: OpenGpuDeviceOptions = {}): Promise
     // GPU with GL but no Vulkan driver shows up as lavapipe through Vulkan.
     if (!isSoftware(found.adapter)) break;
   }
-  // The first GPU, else the last software renderer found.
-  const order = [...candidates.filter((c) => !isSoftware(c.adapter)), ...candidates.filter((c) => isSoftware(c.adapter)).reverse()];
-  for (const { backend, gpu, adapter } of order) {
+  // Latest first: the GPU the loop stopped at, else the last software renderer found.
+  for (const { backend, gpu, adapter } of candidates.reverse()) {
     try {
       return await openOn(backend, gpu, adapter, options);
     } catch (error) {

@@ -103,6 +103,8 @@ export function gemvWgsl({ type, norm = false, normNext = false, epilogue = "sto
   const accumulators = groups.flatMap((v) => (swiglu ? [`acc${v}`, `accu${v}`] : [`acc${v}`]));
   const store = (v: number) => (epilogue === "rope-kv" ? `if (r0 + ${4 * v}u < ROWS) { store_rows(r0 + ${4 * v}u, acc${v}); }` : `${normNext ? "ss += " : ""}store4(r0 + ${4 * v}u, acc${v}${swiglu ? `, accu${v}` : ""});`);
   const sumLanes = subgroupSize ? reduceSubgroups(lanes, subgroupSize, accumulators) : reduceLanes(lanes, accumulators);
+  // Workgroup memory for the lanes' sums: one slot a lane for the tree, one a subgroup past the first with subgroups.
+  const partialSlots = lanes === 1 ? 0 : subgroupSize ? (lanes > subgroupSize ? lanes / subgroupSize : 0) : lanes;
   return /* wgsl */ `${subgroupSize ? SUBGROUPS_ENABLE : ""}
 override ROWS: u32;
 override COLS: u32;
@@ -120,7 +122,7 @@ ${attend ? attentionPrologueWgsl(afterW, shape!) : ""}
 ${normNext ? `@group(0) @binding(${next}) var<storage, read> next_gain: array<f32>;
 @group(0) @binding(${next + 1}) var<storage, read_write> next_x: array<f32>;
 @group(0) @binding(${next + 2}) var<storage, read_write> next_sums: array<f32>;` : ""}
-${lanes > 1 ? `var<workgroup> partial: array<vec4<f32>, ${(subgroupSize ? lanes / subgroupSize : lanes) * accumulators.length}>;` : ""}
+${partialSlots > 0 ? `var<workgroup> partial: array<vec4<f32>, ${partialSlots * accumulators.length}>;` : ""}
 var<private> xv: array<vec4<f32>, 8>;
 var<private> xsum: f32;
 var<private> xhalf: vec2<f32>;

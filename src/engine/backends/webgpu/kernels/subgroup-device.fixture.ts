@@ -14,23 +14,29 @@ export function lavapipeIcd(): string | undefined {
 }
 
 /**
- * A device on a Vulkan adapter with fixed-size subgroups, or undefined (those tests skip) where none comes up;
- * KILN_REQUIRE_SUBGROUPS=1 (CI, after scripts/lavapipe.sh) makes that an error instead.
+ * Runs `open` with the Vulkan loader pointed at that lavapipe (where it is there). The loader reads its driver list
+ * when Dawn creates an instance, so only the devices opened meanwhile see it.
  */
-export async function openSubgroupDevice(): Promise<GpuDevice | undefined> {
-  // The Vulkan loader reads its driver list when Dawn creates an instance, so pointing it at lavapipe here changes
-  // only the devices opened meanwhile.
+export async function withLavapipe<T>(open: () => Promise<T>): Promise<T> {
   const icd = lavapipeIcd();
   const saved = process.env.VK_ICD_FILENAMES;
   if (icd) process.env.VK_ICD_FILENAMES = icd;
   try {
-    const device = await tryOpenGpuDevice({ backends: ["vulkan"] });
-    if (device?.info.subgroupSize) return device;
-    device?.destroy();
+    return await open();
   } finally {
     if (saved === undefined) delete process.env.VK_ICD_FILENAMES;
     else process.env.VK_ICD_FILENAMES = saved;
   }
+}
+
+/**
+ * A device on a Vulkan adapter with fixed-size subgroups, or undefined (those tests skip) where none comes up;
+ * KILN_REQUIRE_SUBGROUPS=1 (CI, after scripts/lavapipe.sh) makes that an error instead.
+ */
+export async function openSubgroupDevice(): Promise<GpuDevice | undefined> {
+  const device = await withLavapipe(() => tryOpenGpuDevice({ backends: ["vulkan"] }));
+  if (device?.info.subgroupSize) return device;
+  device?.destroy();
   if (process.env.KILN_REQUIRE_SUBGROUPS === "1") throw new Error("KILN_REQUIRE_SUBGROUPS=1 but no adapter with fixed-size subgroups came up (run scripts/lavapipe.sh)");
   return undefined;
 }
