@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hasVulkanDriver, hasVulkanLoader } from "./vulkan.js";
+import { hasGpuDeviceNode, hasVulkanDriver, hasVulkanLoader } from "./vulkan.js";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-vulkan-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -49,5 +49,15 @@ describe("hasVulkanLoader", () => {
   it("finds libvulkan.so.1 on LD_LIBRARY_PATH", () => {
     const lib = tree("lib", ["libvulkan.so.1"]);
     expect(hasVulkanLoader({ LD_LIBRARY_PATH: `/nonexistent:${lib}` })).toBe(true);
+  });
+});
+
+describe("hasGpuDeviceNode", () => {
+  it("finds a GPU's device node (DRM render node, NVIDIA's, WSL's, Adreno's, Mali's) and nothing else", () => {
+    expect(hasGpuDeviceNode(tree("dev-none", ["null", "dri/card0", "nvidiactl", "nvidia-uvm", "dxgkrnl"]))).toBe(false);
+    expect(hasGpuDeviceNode(join(root, "no-such-dev"))).toBe(false);
+    for (const node of ["dri/renderD128", "nvidia0", "nvidia7", "dxg", "kgsl-3d0", "mali0"]) {
+      expect(hasGpuDeviceNode(tree(`dev-${node.replace("/", "-")}`, ["null", node])), node).toBe(true);
+    }
   });
 });

@@ -1,7 +1,9 @@
 /**
  * Whether Vulkan can work on this machine, read from the files the Vulkan loader itself reads (Linux), without
  * loading it: a GPU backend that tries Vulkan where the loader (libvulkan1) is installed but no driver is (a server
- * or container without a GPU) prints warnings and spends a start-up finding that out.
+ * or container without a GPU) prints warnings and spends a start-up finding that out. So does one where the only
+ * drivers are software ones: Mesa's package installs every driver's manifest (its GPU drivers' and lavapipe's) on any
+ * machine, so the manifests cannot tell; the GPU's device node can.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
@@ -38,4 +40,22 @@ function hasManifest(dir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether a GPU a Vulkan driver could drive has a device node: a DRM render node (Mesa's drivers: AMD, Intel,
+ * Broadcom, virtual GPUs), NVIDIA's own nodes, WSL's GPU paravirtualization, or the nodes of Android-style drivers
+ * (Qualcomm Adreno, Arm Mali). A driver reaches its GPU only through one of these; with none, a Vulkan device can
+ * only be a software one (lavapipe, SwiftShader), which llama.cpp does not use.
+ */
+export function hasGpuDeviceNode(devDir = "/dev"): boolean {
+  const names = (dir: string) => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  };
+  return names(join(devDir, "dri")).some((name) => name.startsWith("renderD"))
+    || names(devDir).some((name) => /^(nvidia\d+|dxg|kgsl-3d\d+|mali\d+)$/.test(name));
 }

@@ -7,7 +7,8 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { getLlamaGpuTypes } from "node-llama-cpp";
 import { afterEach, describe, expect, it } from "vitest";
-import { hasVulkanLoader } from "../../src/lib/vulkan.js";
+import { hasGpuDeviceNode, hasVulkanLoader } from "../../src/lib/vulkan.js";
+import { lavapipeIcd } from "../../src/engine/backends/webgpu/kernels/subgroup-device.fixture.js";
 import { makeModelHome, runKilnCli, spawnServe, type ServeProcess } from "../helpers/spawn-serve.js";
 
 /** The GPU backends node-llama-cpp finds usable here (a CPU-only machine: none). */
@@ -114,6 +115,28 @@ describe("kiln run --gpu", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^kiln: Vulkan is not available on this machine: a Vulkan loader is installed but no Vulkan driver \(.*\); llama\.cpp can use .+ here\n$/);
+  });
+
+  // A virtual machine or CI runner with Mesa's Vulkan drivers installed and no GPU: the only Vulkan device is Mesa's
+  // software renderer (lavapipe, from scripts/lavapipe.sh), which llama.cpp does not use.
+  const softwareVulkanOnly = { VK_ICD_FILENAMES: lavapipeIcd() ?? "" };
+  const noSoftwareVulkan = !hasVulkanLoader() || !lavapipeIcd() || hasGpuDeviceNode();
+
+  it.skipIf(noSoftwareVulkan)("--gpu vulkan where Vulkan has only a software renderer is one clear error", async () => {
+    const result = await kilnRun(home, ["--gpu", "vulkan", "--max-tokens", "3", "Hi"], softwareVulkanOnly);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/^kiln: Vulkan is not available on this machine: no GPU device was found \(.*\), so the only Vulkan devices are software renderers, which llama\.cpp does not use; llama\.cpp can use .+ here\n$/);
+  });
+
+  it.skipIf(noSoftwareVulkan)("--gpu auto where Vulkan has only a software renderer runs on the CPU and prints only the reply", async () => {
+    const result = await kilnRun(home, ["--threads", "1", "--max-tokens", "3", "--temperature", "0", "Name a colour."], softwareVulkanOnly);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().length).toBeGreaterThan(0);
+    const info = await runKilnCli(home, ["info", "--json"], softwareVulkanOnly);
+    expect(info.code, info.stderr).toBe(0);
+    expect((JSON.parse(info.stdout) as { usableBackends: string[] }).usableBackends).not.toContain("vulkan");
   });
 
   it("refuses --gpu and --gpu-layers values it does not know", async () => {

@@ -10,7 +10,7 @@ import {
   type LlamaModel,
 } from "node-llama-cpp";
 import { EngineError } from "../../../errors/engine-error.js";
-import { hasVulkanDriver } from "../../../lib/vulkan.js";
+import { hasGpuDeviceNode, hasVulkanDriver } from "../../../lib/vulkan.js";
 import { GgufFormatError, readGgufHeader } from "../../../gguf/read-gguf-header.js";
 import type { GpuBackendName, GpuChoice, GpuLayersChoice } from "../../engine-options.js";
 import { formatBytes } from "./fit-context.js";
@@ -33,27 +33,31 @@ export function warnOnStderr(message: string): void {
 
 const GPU_NAMES: Record<GpuBackendName, string> = { cuda: "CUDA", vulkan: "Vulkan", metal: "Metal" };
 
-const NO_VULKAN_DRIVER = "a Vulkan loader is installed but no Vulkan driver (no driver manifest in vulkan/icd.d, nor in VK_DRIVER_FILES)";
-
 /**
- * node-llama-cpp offers its Vulkan build wherever libvulkan is installed; where no Vulkan driver is (a server or
- * container without a GPU), trying it tests a binary for nothing (~0.4 s) and prints a warning into every command.
+ * Why node-llama-cpp's Vulkan build would find no GPU here, though it offers that build wherever libvulkan is
+ * installed: no Vulkan driver (a server or container without a GPU), or no GPU for a driver to reach (a virtual
+ * machine with Mesa's drivers, whose only device is its software renderer, which llama.cpp skips). Trying it there
+ * tests a binary (~0.4 s, with a warning printed into every command), or loads the Vulkan build and then the CPU one
+ * (about a second more); undefined: Vulkan may work.
  */
-function vulkanWithoutDriver(): boolean {
-  return process.platform === "linux" && !hasVulkanDriver();
+function vulkanUnusable(): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  if (!hasVulkanDriver()) return "a Vulkan loader is installed but no Vulkan driver (no driver manifest in vulkan/icd.d, nor in VK_DRIVER_FILES)";
+  if (!hasGpuDeviceNode()) return "no GPU device was found (no /dev/dri/renderD*, /dev/nvidia*, or /dev/dxg), so the only Vulkan devices are software renderers, which llama.cpp does not use";
+  return undefined;
 }
 
 function autoGpu(): "auto" | { type: "auto"; exclude: LlamaGpuType[] } {
-  return vulkanWithoutDriver() ? { type: "auto", exclude: ["vulkan"] } : "auto";
+  return vulkanUnusable() ? { type: "auto", exclude: ["vulkan"] } : "auto";
 }
 
-/** The GPU backends llama.cpp can use here, best first (false: the CPU): node-llama-cpp's, less a driverless Vulkan. */
+/** The GPU backends llama.cpp can use here, best first (false: the CPU): node-llama-cpp's, less a Vulkan with no GPU. */
 export async function usableGpuTypes(): Promise<LlamaGpuType[]> {
   return usableOf(await getLlamaGpuTypes("supported"));
 }
 
 function usableOf(supported: LlamaGpuType[]): LlamaGpuType[] {
-  return vulkanWithoutDriver() ? supported.filter((type) => type !== "vulkan") : supported;
+  return vulkanUnusable() ? supported.filter((type) => type !== "vulkan") : supported;
 }
 
 /** What node-llama-cpp looks for before it offers a backend (its detectAvailableComputeLayers), for the error. */
@@ -85,8 +89,8 @@ export async function openLlama(gpu: GpuChoice = "auto", warn: (message: string)
       return getLlama({ ...options, gpu: false });
     }
     if (llama.gpu === false || await hasGpuDevice(llama)) return llama;
-    // A GPU build that finds no GPU (a Vulkan loader with only a software driver, which llama.cpp skips): the CPU
-    // build, whose contexts kiln runs with its own threads.
+    // A GPU build that finds no GPU all the same (a GPU whose Vulkan driver is missing, beside a software one, which
+    // llama.cpp skips): the CPU build, whose contexts kiln runs with its own threads.
     await llama.dispose();
     return getLlama({ ...options, gpu: false });
   }
@@ -121,13 +125,13 @@ async function checkGpuAvailable(gpu: GpuBackendName): Promise<void> {
   const supported = await getLlamaGpuTypes("supported");
   const usable = usableOf(supported);
   if (usable.includes(gpu)) return;
-  // A Vulkan loader without a driver: node-llama-cpp would offer Vulkan, and fail.
-  const noDriver = gpu === "vulkan" && supported.includes(gpu);
+  // node-llama-cpp would offer Vulkan, and find no GPU.
+  const vulkanReason = gpu === "vulkan" && supported.includes(gpu) ? vulkanUnusable() : undefined;
   const onPlatform = (await getLlamaGpuTypes("allValid")).includes(gpu);
   const where = onPlatform ? "this machine" : `${process.platform} ${process.arch}`;
   throw new EngineError(
     "invalid_request",
-    `${GPU_NAMES[gpu]} is not available on ${where}: ${noDriver ? NO_VULKAN_DRIVER : GPU_MISSING[gpu]}; llama.cpp can use ${describeUsable(usable)} here`,
+    `${GPU_NAMES[gpu]} is not available on ${where}: ${vulkanReason ?? GPU_MISSING[gpu]}; llama.cpp can use ${describeUsable(usable)} here`,
     { param: "gpu", gpu },
   );
 }
