@@ -45,7 +45,7 @@ export interface ServeEngineHooks {
  * any model loaded on demand.
  */
 export async function openServeEngine(settings: ServeEngineSettings, hooks: ServeEngineHooks): Promise<Engine> {
-  const { DEFAULT_MODEL } = await import("../models/index.js");
+  const { DEFAULT_MODEL, binaryChecksFile } = await import("../models/index.js");
   const { storeOnDemand } = await import("./store-on-demand.js");
   const declarations = settings.models;
   if (declarations.length === 0) {
@@ -64,7 +64,7 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     models,
     remoteModels,
     parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads, backend: settings.backend,
-    gpu: toGpuChoice(settings.gpu), gpuLayers: settings.gpuLayers,
+    gpu: toGpuChoice(settings.gpu), gpuLayers: settings.gpuLayers, binaryChecks: binaryChecksFile(),
     // A GPU load retried on the CPU, a partial offload: said once, in the server's log.
     warn: (message) => hooks.log(`kiln: warning: ${message}`),
     prefixCache: settings.prefixCache,

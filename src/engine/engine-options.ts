@@ -103,6 +103,11 @@ export interface BackendSettings {
   prefixCacheDisk?: PrefixDiskSettings;
   /** llama.cpp's GPU backend: "auto" (default), a named one, or false for the CPU only. */
   gpu?: GpuChoice;
+  /**
+   * The file that remembers which prebuilt llama.cpp CPU binaries passed node-llama-cpp's start-up test on this
+   * machine (`$KILN_HOME/cache/llama-binaries.json`), so later starts skip it; absent: tested at every start.
+   */
+  binaryChecks?: string;
   /** llama.cpp layers offloaded to the GPU (default "auto"). */
   gpuLayers?: GpuLayersChoice;
   /** llama.cpp's KV cache element types (default f16/f16). */

@@ -39,6 +39,11 @@ export function kilnHome(options: StoreOptions = {}): string {
   return options.home ?? (process.env.KILN_HOME || join(homedir(), ".kiln"));
 }
 
+/** Where kiln remembers the llama.cpp binaries that passed their start-up test on this machine (the llama.cpp backend). */
+export function binaryChecksFile(options: StoreOptions = {}): string {
+  return join(kilnHome(options), "cache", "llama-binaries.json");
+}
+
 /** The paths a model name owns in the store: the file, its record, a download's partial, a multi-part pull's parts folder. */
 export function modelPaths(name: string, options: StoreOptions = {}) {
   const dir = join(kilnHome(options), "models");

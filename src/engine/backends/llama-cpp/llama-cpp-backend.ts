@@ -9,10 +9,11 @@ import { CoreBudget } from "./core-budget.js";
 import { describeLlamaRuntime } from "./describe-llama-runtime.js";
 import { loadLlamaCppModel } from "./llama-cpp-model.js";
 import { openLlama, warnOnStderr } from "./load-llama.js";
+import { withRememberedBinaryChecks } from "./binary-checks.js";
 
 export async function openLlamaCppBackend(settings: BackendSettings): Promise<Backend<ModelDeclaration>> {
-  const { gpu, warn = warnOnStderr, ...modelSettings } = settings;
-  const llama = await openLlama(gpu, warn);
+  const { gpu, binaryChecks, warn = warnOnStderr, ...modelSettings } = settings;
+  const llama = await withRememberedBinaryChecks(binaryChecks, () => openLlama(gpu, warn));
   // Its models share the process's cores: each steps on its part while others load or serve.
   const coreBudget = new CoreBudget(modelSettings.threads);
   return {
