@@ -6,6 +6,7 @@
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { EngineError } from "../../errors/engine-error.js";
 import { compileGrammarState, tokenGrammarOf, type TokenGrammar } from "./token-grammar.js";
+import { withRememberedBinaryChecks } from "./binary-checks.js";
 import { PromptThread } from "./prompt-thread.js";
 import { scanVocabulary, vocabularyOf, type Vocabulary } from "./vocabulary.js";
 
@@ -18,14 +19,15 @@ export interface LoadedVocabulary {
 
 /**
  * `warm`: start the large-prompt thread beside the load and resolve only once it is ready (servers); `threads`:
- * false to tokenize and render every prompt in place (engine-options.ts, promptThreads).
+ * false to tokenize and render every prompt in place (engine-options.ts, promptThreads); `binaryChecks`: the record of
+ * llama.cpp binaries that passed node-llama-cpp's test here (binary-checks.ts).
  */
-export async function loadVocabulary(path: string, options: { warm?: boolean; threads?: boolean } = {}): Promise<LoadedVocabulary> {
-  const promptThread = options.threads === false ? undefined : new PromptThread(path);
+export async function loadVocabulary(path: string, options: { warm?: boolean; threads?: boolean; binaryChecks?: string } = {}): Promise<LoadedVocabulary> {
+  const promptThread = options.threads === false ? undefined : new PromptThread(path, options.binaryChecks);
   const warmed = options.warm ? promptThread?.warm() : undefined;
   try {
     // CPU build, prebuilt binaries only: nothing here computes, so no GPU is probed.
-    const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
+    const llama = await withRememberedBinaryChecks(options.binaryChecks, () => getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error }));
     const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
     const vocabulary = vocabularyOf(model, path, await scanVocabulary(model, path), promptThread);
     await warmed;

@@ -19,7 +19,10 @@ const { Template } = require(workerData.jinja);
 const templates = new Map();
 let loading;
 const loadModel = () => loading ??= import(workerData.library).then(async ({ getLlama, LlamaLogLevel }) => {
-  const llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
+  const open = () => getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
+  // From src/ under vitest the module is TypeScript, which a worker cannot import: the binary is then tested as usual.
+  const checks = workerData.binaryChecks && await import(workerData.binaryChecks.module).catch(() => undefined);
+  const llama = await (checks ? checks.withRememberedBinaryChecks(workerData.binaryChecks.record, open) : open());
   return llama.loadModel({ modelPath: workerData.path, vocabOnly: true });
 });
 async function tokenize(pieces) {
@@ -64,7 +67,8 @@ export class PromptThread {
   private readonly answers = new Set<Promise<Reply>>();
   private nextId = 0;
 
-  constructor(private readonly modelPath: string) {}
+  /** `binaryChecks`: the record of llama.cpp binaries that passed their test here (binary-checks.ts), if any. */
+  constructor(private readonly modelPath: string, private readonly binaryChecks?: string) {}
 
   /** The pieces' token ids, exactly as `tokenize(piece, false)` on the model gives them, in order. */
   async tokenize(pieces: readonly PromptPiece[]): Promise<number[]> {
@@ -76,6 +80,11 @@ export class PromptThread {
   async render(source: string, context: Record<string, unknown>): Promise<{ text: string } | { rejected: string }> {
     const { text, rejected } = await this.ask({ source, context });
     return rejected === undefined ? { text: text ?? "" } : { rejected };
+  }
+
+  /** Another thread for the same file (not started). */
+  sibling(): PromptThread {
+    return new PromptThread(this.modelPath, this.binaryChecks);
   }
 
   /** Whether the worker is running. */
@@ -118,7 +127,8 @@ export class PromptThread {
   private start(): Worker {
     if (this.worker) return this.worker;
     const require = createRequire(import.meta.url);
-    const workerData = { library: pathToFileURL(require.resolve("node-llama-cpp")).href, jinja: require.resolve("@huggingface/jinja"), path: this.modelPath };
+    const binaryChecks = this.binaryChecks && { module: new URL("./binary-checks.js", import.meta.url).href, record: this.binaryChecks };
+    const workerData = { library: pathToFileURL(require.resolve("node-llama-cpp")).href, jinja: require.resolve("@huggingface/jinja"), path: this.modelPath, binaryChecks };
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
     worker.unref();
     worker.on("message", (reply: Reply) => {

@@ -64,7 +64,7 @@ const BULK_RENDER_ITEMS = 4096;
 export function vocabularyOf(model: LlamaModel, path: string, scan: VocabularyScan, large: PromptThread | undefined): Vocabulary {
   const { prefix, suffix, middle } = model.tokens.infill;
   const bos = model.tokens.bos;
-  const threads = large && { large, bulk: new PromptThread(path) };
+  const threads = large && { large, bulk: large.sibling() };
   const tokenizeInline = (pieces: readonly PromptPiece[]) =>
     pieces.flatMap((piece) => (typeof piece === "number" ? [piece] : model.tokenize(piece, false)));
   return {

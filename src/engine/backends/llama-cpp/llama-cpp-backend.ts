@@ -9,7 +9,7 @@ import { CoreBudget } from "./core-budget.js";
 import { describeLlamaRuntime } from "./describe-llama-runtime.js";
 import { loadLlamaCppModel } from "./llama-cpp-model.js";
 import { openLlama, warnOnStderr } from "./load-llama.js";
-import { withRememberedBinaryChecks } from "./binary-checks.js";
+import { withRememberedBinaryChecks } from "../../text/binary-checks.js";
 
 export async function openLlamaCppBackend(settings: BackendSettings): Promise<Backend<ModelDeclaration>> {
   const { gpu, binaryChecks, warn = warnOnStderr, ...modelSettings } = settings;
@@ -18,7 +18,7 @@ export async function openLlamaCppBackend(settings: BackendSettings): Promise<Ba
   const coreBudget = new CoreBudget(modelSettings.threads);
   return {
     load: ({ id, path, aliases, reasoning, draft, warmUp = modelSettings.warmUp }) =>
-      loadLlamaCppModel({ ...modelSettings, warn, id, path, aliases, reasoning, draft, llama, warmUp, coreBudget }),
+      loadLlamaCppModel({ ...modelSettings, binaryChecks, warn, id, path, aliases, reasoning, draft, llama, warmUp, coreBudget }),
     describe: () => describeLlamaRuntime(llama),
     dispose: () => llama.dispose(),
   };

@@ -6,7 +6,9 @@
  * that passed, keyed by everything that decides the answer (the binary file, Node's version and ABI, the kernel, the
  * C library in use, the CPU's model and flags), and answers the test from it; a binary not in the record is tested as
  * before, and recorded once it passes. GPU binaries are always tested: their test also checks a driver, which can
- * change under kiln.
+ * change under kiln. The llama.cpp backend opens its binary this way, and so do the vocabularies of the other local
+ * backends and the prompt threads (their workers open node-llama-cpp's CPU binary too, and a server's start waits
+ * for the first of them).
  *
  * node-llama-cpp has no option to skip its test, so its test process is what is stood in for: while kiln opens
  * llama.cpp, `child_process.fork` of node-llama-cpp's test module returns a stand-in that speaks the test's messages

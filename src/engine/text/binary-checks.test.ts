@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { withRememberedBinaryChecks } from "./binary-checks.js";
+import { realModelPath } from "../../../test/helpers/real-model.js";
 
 const dir = mkdtempSync(join(tmpdir(), "kiln-binary-checks-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -116,6 +117,21 @@ describe.skipIf(process.platform !== "linux")("remembered binary checks", () => 
     }
     expect(forked).toEqual([passing, passing]);
     expect(() => readFileSync(record)).toThrow();
+  });
+
+  it("serves the prompt threads' workers too (the built module): a worker's test is recorded, and the process then skips its own", async () => {
+    const built = new URL("../../../dist/engine/text/prompt-thread.js", import.meta.url);
+    const { PromptThread } = await import(built.href) as typeof import("./prompt-thread.js");
+    const record = join(dir, "worker.json");
+    const thread = new PromptThread(realModelPath(), record);
+    await thread.warm();
+    expect(await thread.tokenize(["Hello"])).toHaveLength(1);
+    await thread.dispose();
+    expect(recorded(record)).toHaveLength(1);
+
+    const llama = await withRememberedBinaryChecks(record, openCpu);
+    await llama.dispose();
+    expect(forked).toEqual([]);
   });
 
   it("leaves every other fork alone", async () => {
