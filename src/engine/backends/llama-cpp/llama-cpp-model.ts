@@ -68,6 +68,14 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const wanted = options.ctxSize ?? Math.min(DEFAULT_FIT_CONTEXT, options.ctxSizeAtMost ?? DEFAULT_FIT_CONTEXT);
   const fitTokens = Math.min(wanted * options.parallel, cells.cells);
   const model = await loadGgufModel(options.llama, options.path, { gpuLayers: options.gpuLayers, fitTokens, warn: options.warn ?? warnOnStderr });
+  // The vocabulary's scan (JavaScript on this thread) runs while llama.cpp creates the context on a worker thread. It
+  // reads the model, so a failed load frees the model only once the scan has ended.
+  const scanning = scanVocabulary(model, options.path);
+  scanning.catch(() => undefined); // a failure is met where the scan is awaited
+  const freeModel = async () => {
+    await scanning.catch(() => undefined);
+    await model.dispose();
+  };
   // The CPU machinery (core share, thread pools, the prefill lane) pays only where every layer runs on the CPU.
   const device: StepDevice = options.llama.gpu === false || model.gpuLayers === 0 ? "cpu" : "gpu";
   const lanePossible = device === "cpu" && options.prefillLane !== false && options.parallel > 1;
@@ -82,7 +90,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     context = await model.createContext({ contextSize: ctxSize, sequences: options.parallel, threads: options.threads, batching, ...cacheOptions });
   } catch (error) {
     const failure = await contextFailure(options.llama, model, { id: options.id, path: options.path, size: ctxSize, sequences: options.parallel }, error);
-    await model.dispose();
+    await freeModel();
     throw failure;
   }
   const cores = device === "cpu" ? new CoreSplit(modelCores) : undefined;
@@ -90,7 +98,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const draft = options.draft && await DraftModel.open(options, context, () => cores?.mainCores() ?? options.threads).catch(async (error: unknown) => {
     await context.dispose();
     cpu?.pool?.release();
-    await model.dispose();
+    await freeModel();
     throw error;
   });
   const info = await describeModel(options.llama, model, context, { id: options.id, aliases: options.aliases ?? [], path: options.path }, choice);
@@ -99,7 +107,7 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     ? new PrefillLane(() => openLaneContext(model, ctxSize, options, cores, cacheOptions)) : undefined;
   info.details = { ...info.details, ...(cpu && { cpuThreading: cpu.threading, prefillLane: lane !== undefined }), ...describeKvCache(model, context, options.kvCacheTypes) };
   const disk = options.prefixCache === false ? undefined : await openDiskTier(options, context);
-  const vocabulary = vocabularyOf(model, options.path, await scanVocabulary(model, options.path), promptThread);
+  const vocabulary = vocabularyOf(model, options.path, await scanning, promptThread);
   return new LlamaCppModel(options, model, context, info, ctxSize, vocabulary, { device, pool: cpu?.pool, steps: cpu?.steps, disk, lane, cores, modelCores, draft,
     cellCopies: device === "cpu" && useCellCopies(context, model), readersDuringSteps: options.readersDuringSteps ?? model.gpuLayers >= model.fileInsights.totalLayers });
 }
