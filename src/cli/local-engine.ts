@@ -21,7 +21,7 @@ export interface LocalEngine {
  * `quiet` hides pull progress and load warnings (while a full-screen UI owns the terminal).
  */
 export async function openLocalEngine(flags: ModelFlags & { parallel?: number; ctxSizeAtMost?: number }, options: { quiet?: boolean } = {}): Promise<LocalEngine> {
-  const { resolveModel, parseModelRef, createProgressRenderer, binaryChecksFile, DEFAULT_MODEL } = await import("../models/index.js");
+  const { resolveModel, parseModelRef, createProgressRenderer, cacheDir, DEFAULT_MODEL } = await import("../models/index.js");
   const ref = flags.model ?? DEFAULT_MODEL;
   const renderer = options.quiet ? undefined : createProgressRenderer(process.stderr);
   let path: string;
@@ -44,7 +44,7 @@ export async function openLocalEngine(flags: ModelFlags & { parallel?: number; c
     ctxSizeAtMost: flags.ctxSizeAtMost, threads: flags.threads,
     // One request at a time: a long piped prompt is tokenized in place, without waiting over a second for a worker.
     promptThreads: false,
-    gpu: toGpuChoice(flags.gpu), gpuLayers: flags.gpuLayers, flashAttention: flags.flashAttention, binaryChecks: binaryChecksFile(),
+    gpu: toGpuChoice(flags.gpu), gpuLayers: flags.gpuLayers, flashAttention: flags.flashAttention, cacheDir: cacheDir(),
     // Load warnings go to stderr, except while a full-screen UI owns the terminal.
     warn: options.quiet ? () => undefined : undefined,
   });

@@ -45,7 +45,7 @@ export interface ServeEngineHooks {
  * any model loaded on demand.
  */
 export async function openServeEngine(settings: ServeEngineSettings, hooks: ServeEngineHooks): Promise<Engine> {
-  const { DEFAULT_MODEL, binaryChecksFile } = await import("../models/index.js");
+  const { DEFAULT_MODEL, cacheDir } = await import("../models/index.js");
   const { storeOnDemand } = await import("./store-on-demand.js");
   const declarations = settings.models;
   if (declarations.length === 0) {
@@ -64,7 +64,7 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
     models,
     remoteModels,
     parallel: settings.parallel, queue: settings.queue, ctxSize: settings.ctxSize, threads: settings.threads, backend: settings.backend,
-    gpu: toGpuChoice(settings.gpu), gpuLayers: settings.gpuLayers, binaryChecks: binaryChecksFile(),
+    gpu: toGpuChoice(settings.gpu), gpuLayers: settings.gpuLayers, cacheDir: cacheDir(),
     // A GPU load retried on the CPU, a partial offload: said once, in the server's log.
     warn: (message) => hooks.log(`kiln: warning: ${message}`),
     prefixCache: settings.prefixCache,
@@ -88,8 +88,8 @@ export async function openServeEngine(settings: ServeEngineSettings, hooks: Serv
 
 /** The disk tier under `$KILN_HOME/cache/prefix`; its warnings go to the server log. */
 async function diskTier(settings: ServeEngineSettings, hooks: ServeEngineHooks): Promise<PrefixDiskSettings> {
-  const { kilnHome } = await import("../models/index.js");
-  return { dir: join(kilnHome(), "cache", "prefix"), maxBytes: settings.cacheDiskBytes, minTokens: settings.cacheMinTokens, warn: (message) => hooks.log(`kiln: ${message}`) };
+  const { cacheDir } = await import("../models/index.js");
+  return { dir: join(cacheDir(), "prefix"), maxBytes: settings.cacheDiskBytes, minTokens: settings.cacheMinTokens, warn: (message) => hooks.log(`kiln: ${message}`) };
 }
 
 async function resolveLocal(declaration: Extract<ModelDeclaration, { kind: "local" }>, flags: DraftFlags): Promise<EngineModel> {

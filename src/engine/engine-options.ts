@@ -104,10 +104,10 @@ export interface BackendSettings {
   /** llama.cpp's GPU backend: "auto" (default), a named one, or false for the CPU only. */
   gpu?: GpuChoice;
   /**
-   * The file that remembers which prebuilt llama.cpp CPU binaries passed node-llama-cpp's start-up test on this
-   * machine (`$KILN_HOME/cache/llama-binaries.json`), so later starts skip it; absent: tested at every start.
+   * kiln's cache folder (`$KILN_HOME/cache`), where start-up facts are kept between runs: which prebuilt llama.cpp
+   * CPU binaries passed node-llama-cpp's test on this machine (text/binary-checks.ts); absent: tested at every start.
    */
-  binaryChecks?: string;
+  cacheDir?: string;
   /** llama.cpp layers offloaded to the GPU (default "auto"). */
   gpuLayers?: GpuLayersChoice;
   /** llama.cpp's KV cache element types (default f16/f16). */

@@ -39,9 +39,9 @@ export function kilnHome(options: StoreOptions = {}): string {
   return options.home ?? (process.env.KILN_HOME || join(homedir(), ".kiln"));
 }
 
-/** Where kiln remembers the llama.cpp binaries that passed their start-up test on this machine (the llama.cpp backend). */
-export function binaryChecksFile(options: StoreOptions = {}): string {
-  return join(kilnHome(options), "cache", "llama-binaries.json");
+/** kiln's cache folder: what the engine keeps between runs (the prefix cache's disk tier, start-up facts it measured). */
+export function cacheDir(options: StoreOptions = {}): string {
+  return join(kilnHome(options), "cache");
 }
 
 /** The paths a model name owns in the store: the file, its record, a download's partial, a multi-part pull's parts folder. */

@@ -19,8 +19,8 @@ export function registerInfo(program: Command): void {
     .addHelpText("after", "\nExamples:\n  kiln info\n  kiln info --gpu vulkan\n  kiln info --backend webgpu --json\n")
     .action(async (flags: InfoFlags) => {
       const { describeBackend } = await import("../../engine/index.js");
-      const { binaryChecksFile } = await import("../../models/index.js");
-      const facts = await describeBackend(flags.backend ?? "llama-cpp", { gpu: toGpuChoice(flags.gpu), binaryChecks: binaryChecksFile() });
+      const { cacheDir } = await import("../../models/index.js");
+      const facts = await describeBackend(flags.backend ?? "llama-cpp", { gpu: toGpuChoice(flags.gpu), cacheDir: cacheDir() });
       process.stdout.write(`${flags.json ? JSON.stringify(facts, null, 2) : formatFacts(facts)}\n`);
     });
   formatFlagErrors(command);

@@ -32,13 +32,16 @@ afterEach(() => {
   syncBuiltinESMExports();
 });
 
-const recorded = (file: string): string[] => (JSON.parse(readFileSync(file, "utf8")) as { passed: string[] }).passed;
+/** A cache folder of its own for one test. */
+const cacheFolder = (name: string): string => join(dir, name);
+const recordOf = (folder: string): string => join(folder, "llama-binaries.json");
+const recorded = (folder: string): string[] => (JSON.parse(readFileSync(recordOf(folder), "utf8")) as { passed: string[] }).passed;
 
 describe.skipIf(process.platform !== "linux")("remembered binary checks", () => {
   const openCpu = () => getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
 
   it("tests node-llama-cpp's CPU binary once, then opens it without the test process", async () => {
-    const record = join(dir, "real.json");
+    const record = cacheFolder("real");
     const first = await withRememberedBinaryChecks(record, openCpu);
     expect(first.gpu).toBe(false);
     await first.dispose();
@@ -55,8 +58,9 @@ describe.skipIf(process.platform !== "linux")("remembered binary checks", () => 
   });
 
   it("tests again when the record holds another binary or machine", async () => {
-    const record = join(dir, "stale.json");
-    writeFileSync(record, JSON.stringify({ passed: ["0".repeat(64)] }));
+    const record = cacheFolder("stale");
+    mkdirSync(record);
+    writeFileSync(recordOf(record), JSON.stringify({ passed: ["0".repeat(64)] }));
     const llama = await withRememberedBinaryChecks(record, openCpu);
     await llama.dispose();
     expect(forked.filter((path) => path.endsWith("testBindingBinary.js"))).toHaveLength(1);
@@ -93,11 +97,11 @@ describe.skipIf(process.platform !== "linux")("remembered binary checks", () => 
   }
 
   it("records a binary whose test passed, answers it from then on, and never records a failed test", async () => {
-    const record = join(dir, "fake.json");
+    const record = cacheFolder("fake");
     const failing = fakeTestModule("failing", false);
     expect(await withRememberedBinaryChecks(record, () => runTest(failing, false))).toEqual({ code: 1, answers: ["ready"] });
     expect(forked).toEqual([failing]);
-    expect(() => readFileSync(record)).toThrow();
+    expect(() => readFileSync(recordOf(record))).toThrow();
 
     const passing = fakeTestModule("passing", true);
     expect(await withRememberedBinaryChecks(record, () => runTest(passing, false))).toEqual({ code: 0, answers: ["ready", "loaded", "done"] });
@@ -110,19 +114,19 @@ describe.skipIf(process.platform !== "linux")("remembered binary checks", () => 
   });
 
   it("always runs a GPU binary's test", async () => {
-    const record = join(dir, "gpu.json");
+    const record = cacheFolder("gpu");
     const passing = fakeTestModule("passing-gpu", true);
     for (let i = 0; i < 2; i++) {
       expect(await withRememberedBinaryChecks(record, () => runTest(passing, "vulkan"))).toEqual({ code: 0, answers: ["ready", "loaded", "done"] });
     }
     expect(forked).toEqual([passing, passing]);
-    expect(() => readFileSync(record)).toThrow();
+    expect(() => readFileSync(recordOf(record))).toThrow();
   });
 
   it("serves the prompt threads' workers too (the built module): a worker's test is recorded, and the process then skips its own", async () => {
     const built = new URL("../../../dist/engine/text/prompt-thread.js", import.meta.url);
     const { PromptThread } = await import(built.href) as typeof import("./prompt-thread.js");
-    const record = join(dir, "worker.json");
+    const record = cacheFolder("worker");
     const thread = new PromptThread(realModelPath(), record);
     await thread.warm();
     expect(await thread.tokenize(["Hello"])).toHaveLength(1);
@@ -137,7 +141,7 @@ describe.skipIf(process.platform !== "linux")("remembered binary checks", () => 
   it("leaves every other fork alone", async () => {
     const other = join(dir, "other.js");
     writeFileSync(other, "process.exit(3);\n");
-    const code = await withRememberedBinaryChecks(join(dir, "other.json"), () => new Promise((resolve) => {
+    const code = await withRememberedBinaryChecks(cacheFolder("other"), () => new Promise((resolve) => {
       childProcess.fork(other, [], { stdio: "ignore" }).on("exit", resolve);
     }));
     expect(code).toBe(3);

@@ -20,10 +20,12 @@ import { EventEmitter } from "node:events";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { release } from "node:os";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 
 /** node-llama-cpp's test module, which it forks as the test process. */
 const TEST_MODULE = /[\\/]testBindingBinary\.js$/;
+/** The record's file in the cache folder. */
+const RECORD_FILE = "llama-binaries.json";
 /** Binaries remembered at most (a few node-llama-cpp versions, a home shared by a few machines). */
 const MAX_RECORDED = 16;
 
@@ -40,13 +42,13 @@ let opening = 0;
 let realFork: typeof childProcess.fork | undefined;
 
 /**
- * Runs `open` (which opens llama.cpp through node-llama-cpp) with the binary tests answered from the record in
- * `recordFile` where they can be; without a file, or off Linux, `open` runs as it is.
+ * Runs `open` (which opens llama.cpp through node-llama-cpp) with the binary tests answered from the record kept in
+ * `cacheDir` (RECORD_FILE) where they can be; without a folder, or off Linux, `open` runs as it is.
  */
-export async function withRememberedBinaryChecks<T>(recordFile: string | undefined, open: () => Promise<T>): Promise<T> {
-  if (!recordFile || process.platform !== "linux") return open();
+export async function withRememberedBinaryChecks<T>(cacheDir: string | undefined, open: () => Promise<T>): Promise<T> {
+  if (!cacheDir || process.platform !== "linux") return open();
   if (opening++ === 0) {
-    const record = new BinaryCheckRecord(recordFile);
+    const record = new BinaryCheckRecord(join(cacheDir, RECORD_FILE));
     const fork = realFork = childProcess.fork;
     childProcess.fork = function standInForTests(this: unknown, ...args: Parameters<typeof fork>) {
       const forkReal = () => fork.apply(this, args) as ChildProcess;

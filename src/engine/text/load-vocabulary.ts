@@ -19,15 +19,15 @@ export interface LoadedVocabulary {
 
 /**
  * `warm`: start the large-prompt thread beside the load and resolve only once it is ready (servers); `threads`:
- * false to tokenize and render every prompt in place (engine-options.ts, promptThreads); `binaryChecks`: the record of
- * llama.cpp binaries that passed node-llama-cpp's test here (binary-checks.ts).
+ * false to tokenize and render every prompt in place (engine-options.ts, promptThreads); `cacheDir`: where start-up
+ * facts are kept between runs (engine-options.ts).
  */
-export async function loadVocabulary(path: string, options: { warm?: boolean; threads?: boolean; binaryChecks?: string } = {}): Promise<LoadedVocabulary> {
-  const promptThread = options.threads === false ? undefined : new PromptThread(path, options.binaryChecks);
+export async function loadVocabulary(path: string, options: { warm?: boolean; threads?: boolean; cacheDir?: string } = {}): Promise<LoadedVocabulary> {
+  const promptThread = options.threads === false ? undefined : new PromptThread(path, options.cacheDir);
   const warmed = options.warm ? promptThread?.warm() : undefined;
   try {
     // CPU build, prebuilt binaries only: nothing here computes, so no GPU is probed.
-    const llama = await withRememberedBinaryChecks(options.binaryChecks, () => getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error }));
+    const llama = await withRememberedBinaryChecks(options.cacheDir, () => getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error }));
     const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
     const vocabulary = vocabularyOf(model, path, await scanVocabulary(model, path), promptThread);
     await warmed;

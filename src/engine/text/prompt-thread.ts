@@ -22,7 +22,7 @@ const loadModel = () => loading ??= import(workerData.library).then(async ({ get
   const open = () => getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
   // From src/ under vitest the module is TypeScript, which a worker cannot import: the binary is then tested as usual.
   const checks = workerData.binaryChecks && await import(workerData.binaryChecks.module).catch(() => undefined);
-  const llama = await (checks ? checks.withRememberedBinaryChecks(workerData.binaryChecks.record, open) : open());
+  const llama = await (checks ? checks.withRememberedBinaryChecks(workerData.binaryChecks.cacheDir, open) : open());
   return llama.loadModel({ modelPath: workerData.path, vocabOnly: true });
 });
 async function tokenize(pieces) {
@@ -67,8 +67,8 @@ export class PromptThread {
   private readonly answers = new Set<Promise<Reply>>();
   private nextId = 0;
 
-  /** `binaryChecks`: the record of llama.cpp binaries that passed their test here (binary-checks.ts), if any. */
-  constructor(private readonly modelPath: string, private readonly binaryChecks?: string) {}
+  /** `cacheDir`: where the record of llama.cpp binaries that passed their test here is kept (binary-checks.ts), if any. */
+  constructor(private readonly modelPath: string, private readonly cacheDir?: string) {}
 
   /** The pieces' token ids, exactly as `tokenize(piece, false)` on the model gives them, in order. */
   async tokenize(pieces: readonly PromptPiece[]): Promise<number[]> {
@@ -84,7 +84,7 @@ export class PromptThread {
 
   /** Another thread for the same file (not started). */
   sibling(): PromptThread {
-    return new PromptThread(this.modelPath, this.binaryChecks);
+    return new PromptThread(this.modelPath, this.cacheDir);
   }
 
   /** Whether the worker is running. */
@@ -127,7 +127,7 @@ export class PromptThread {
   private start(): Worker {
     if (this.worker) return this.worker;
     const require = createRequire(import.meta.url);
-    const binaryChecks = this.binaryChecks && { module: new URL("./binary-checks.js", import.meta.url).href, record: this.binaryChecks };
+    const binaryChecks = this.cacheDir && { module: new URL("./binary-checks.js", import.meta.url).href, cacheDir: this.cacheDir };
     const workerData = { library: pathToFileURL(require.resolve("node-llama-cpp")).href, jinja: require.resolve("@huggingface/jinja"), path: this.modelPath, binaryChecks };
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
     worker.unref();

@@ -12,13 +12,13 @@ import { openLlama, warnOnStderr } from "./load-llama.js";
 import { withRememberedBinaryChecks } from "../../text/binary-checks.js";
 
 export async function openLlamaCppBackend(settings: BackendSettings): Promise<Backend<ModelDeclaration>> {
-  const { gpu, binaryChecks, warn = warnOnStderr, ...modelSettings } = settings;
-  const llama = await withRememberedBinaryChecks(binaryChecks, () => openLlama(gpu, warn));
+  const { gpu, cacheDir, warn = warnOnStderr, ...modelSettings } = settings;
+  const llama = await withRememberedBinaryChecks(cacheDir, () => openLlama(gpu, warn));
   // Its models share the process's cores: each steps on its part while others load or serve.
   const coreBudget = new CoreBudget(modelSettings.threads);
   return {
     load: ({ id, path, aliases, reasoning, draft, warmUp = modelSettings.warmUp }) =>
-      loadLlamaCppModel({ ...modelSettings, binaryChecks, warn, id, path, aliases, reasoning, draft, llama, warmUp, coreBudget }),
+      loadLlamaCppModel({ ...modelSettings, cacheDir, warn, id, path, aliases, reasoning, draft, llama, warmUp, coreBudget }),
     describe: () => describeLlamaRuntime(llama),
     dispose: () => llama.dispose(),
   };

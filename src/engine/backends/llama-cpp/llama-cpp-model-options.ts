@@ -38,8 +38,8 @@ export interface LlamaCppModelOptions extends KvCacheSettings {
   warmUp?: boolean;
   /** Long prompts tokenized and rendered on worker threads (default true; false: in place, engine-options.ts). */
   promptThreads?: boolean;
-  /** The record of llama.cpp binaries that passed their test here, for those threads (engine-options.ts). */
-  binaryChecks?: string;
+  /** Where start-up facts are kept between runs (engine-options.ts). */
+  cacheDir?: string;
   /**
    * On the CPU, evaluate long prompts in a second context beside the generating sequences (prefill-lane.ts; default
    * true; false: in chunks inside their steps).

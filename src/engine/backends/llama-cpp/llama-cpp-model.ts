@@ -42,7 +42,7 @@ import type { LlamaCppModelOptions } from "./llama-cpp-model-options.js";
 export async function loadLlamaCppModel(options: LlamaCppModelOptions): Promise<LlamaCppModel> {
   // A server starts the large-prompt thread beside the load and is ready only with it: otherwise the first long
   // prompt (an agent's first turn after a restart) waits over a second for the worker to start.
-  const promptThread = options.promptThreads === false ? undefined : new PromptThread(options.path, options.binaryChecks);
+  const promptThread = options.promptThreads === false ? undefined : new PromptThread(options.path, options.cacheDir);
   const warmed = options.warmUp ? promptThread?.warm() : undefined;
   // The load's own CPU work takes a part of the cores, so the models serving meanwhile step on fewer threads.
   const modelCores = (options.coreBudget ?? new CoreBudget(options.threads)).join();

@@ -12,11 +12,11 @@ import { loadWebGpuModel } from "./webgpu-model.js";
 export async function openWebGpuBackend(settings: BackendSettings): Promise<Backend<ModelDeclaration>> {
   let opening: Promise<GpuDevice> | undefined;
   const device = () => (opening ??= openGpuDevice());
-  const { ctxSize, prefixCache, promptBatch, parallel, ids, warmUp, promptThreads, binaryChecks } = settings;
+  const { ctxSize, prefixCache, promptBatch, parallel, ids, warmUp, promptThreads, cacheDir } = settings;
   return {
     async load({ id, path, aliases, reasoning, draft, warmUp: warm = warmUp }) {
       if (draft) throw new EngineError("invalid_request", `${id}: draft models (speculative decoding) run on the llama-cpp backend only`, { param: "draftModel" });
-      return loadWebGpuModel({ id, path, aliases, reasoning, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids, warmUp: warm, promptThreads, binaryChecks });
+      return loadWebGpuModel({ id, path, aliases, reasoning, gpu: await device(), ctxSize, prefixCache, promptBatch, parallel, ids, warmUp: warm, promptThreads, cacheDir });
     },
     async describe() {
       const { backend: api, ...adapter } = (await device()).info;

@@ -38,8 +38,8 @@ export interface WebGpuModelOptions {
   warmUp?: boolean;
   /** Long prompts tokenized and rendered on worker threads (default true; false: in place, engine-options.ts). */
   promptThreads?: boolean;
-  /** The record of llama.cpp binaries that passed their test here, for the vocabulary (engine-options.ts). */
-  binaryChecks?: string;
+  /** Where start-up facts are kept between runs (engine-options.ts). */
+  cacheDir?: string;
   /** Prompt tokens per prefill batch (default 64; 1 evaluates prompts token by token). */
   promptBatch?: number;
   /** Sequences served at once, each with its slot of the KV arena; their decode steps run as one batch (default 1). */
@@ -59,7 +59,7 @@ export async function loadWebGpuModel(options: WebGpuModelOptions): Promise<WebG
   const config = readLlamaConfig(file.header);
   checkWeightTypes(file);
   const ctxSize = defaultContextSize(config.contextLength, options.ctxSize);
-  const vocabulary = await loadVocabulary(options.path, { warm: options.warmUp, threads: options.promptThreads, binaryChecks: options.binaryChecks });
+  const vocabulary = await loadVocabulary(options.path, { warm: options.warmUp, threads: options.promptThreads, cacheDir: options.cacheDir });
   const arena = new WeightArena(options.gpu.device);
   const parallel = options.parallel ?? 1;
   let kv: KvArena | undefined;
