@@ -41,15 +41,15 @@ describe.skipIf(process.platform !== "linux")("remembered binary checks", () => 
   const openCpu = () => getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error });
 
   it("tests node-llama-cpp's CPU binary once, then opens it without the test process", async () => {
-    const record = cacheFolder("real");
-    const first = await withRememberedBinaryChecks(record, openCpu);
+    const folder = cacheFolder("real");
+    const first = await withRememberedBinaryChecks(folder, openCpu);
     expect(first.gpu).toBe(false);
     await first.dispose();
     expect(forked.filter((path) => path.endsWith("testBindingBinary.js"))).toHaveLength(1);
-    expect(recorded(record)).toHaveLength(1);
+    expect(recorded(folder)).toHaveLength(1);
 
     forked = [];
-    const second = await withRememberedBinaryChecks(record, openCpu);
+    const second = await withRememberedBinaryChecks(folder, openCpu);
     expect(second.gpu).toBe(false);
     await second.dispose();
     expect(forked).toEqual([]);
@@ -58,13 +58,13 @@ describe.skipIf(process.platform !== "linux")("remembered binary checks", () => 
   });
 
   it("tests again when the record holds another binary or machine", async () => {
-    const record = cacheFolder("stale");
-    mkdirSync(record);
-    writeFileSync(recordOf(record), JSON.stringify({ passed: ["0".repeat(64)] }));
-    const llama = await withRememberedBinaryChecks(record, openCpu);
+    const folder = cacheFolder("stale");
+    mkdirSync(folder);
+    writeFileSync(recordOf(folder), JSON.stringify({ passed: ["0".repeat(64)] }));
+    const llama = await withRememberedBinaryChecks(folder, openCpu);
     await llama.dispose();
     expect(forked.filter((path) => path.endsWith("testBindingBinary.js"))).toHaveLength(1);
-    expect(recorded(record)).toHaveLength(2);
+    expect(recorded(folder)).toHaveLength(2);
   });
 
   // A stand-in for node-llama-cpp's test module (same file name), in a real child process: it passes or fails.
@@ -97,43 +97,43 @@ describe.skipIf(process.platform !== "linux")("remembered binary checks", () => 
   }
 
   it("records a binary whose test passed, answers it from then on, and never records a failed test", async () => {
-    const record = cacheFolder("fake");
+    const folder = cacheFolder("fake");
     const failing = fakeTestModule("failing", false);
-    expect(await withRememberedBinaryChecks(record, () => runTest(failing, false))).toEqual({ code: 1, answers: ["ready"] });
+    expect(await withRememberedBinaryChecks(folder, () => runTest(failing, false))).toEqual({ code: 1, answers: ["ready"] });
     expect(forked).toEqual([failing]);
-    expect(() => readFileSync(recordOf(record))).toThrow();
+    expect(() => readFileSync(recordOf(folder))).toThrow();
 
     const passing = fakeTestModule("passing", true);
-    expect(await withRememberedBinaryChecks(record, () => runTest(passing, false))).toEqual({ code: 0, answers: ["ready", "loaded", "done"] });
-    expect(recorded(record)).toHaveLength(1);
+    expect(await withRememberedBinaryChecks(folder, () => runTest(passing, false))).toEqual({ code: 0, answers: ["ready", "loaded", "done"] });
+    expect(recorded(folder)).toHaveLength(1);
 
     forked = [];
     // The binary (here Node's own executable) is in the record: the failing module is never run.
-    expect(await withRememberedBinaryChecks(record, () => runTest(failing, false))).toEqual({ code: 0, answers: ["ready", "loaded", "done"] });
+    expect(await withRememberedBinaryChecks(folder, () => runTest(failing, false))).toEqual({ code: 0, answers: ["ready", "loaded", "done"] });
     expect(forked).toEqual([]);
   });
 
   it("always runs a GPU binary's test", async () => {
-    const record = cacheFolder("gpu");
+    const folder = cacheFolder("gpu");
     const passing = fakeTestModule("passing-gpu", true);
     for (let i = 0; i < 2; i++) {
-      expect(await withRememberedBinaryChecks(record, () => runTest(passing, "vulkan"))).toEqual({ code: 0, answers: ["ready", "loaded", "done"] });
+      expect(await withRememberedBinaryChecks(folder, () => runTest(passing, "vulkan"))).toEqual({ code: 0, answers: ["ready", "loaded", "done"] });
     }
     expect(forked).toEqual([passing, passing]);
-    expect(() => readFileSync(recordOf(record))).toThrow();
+    expect(() => readFileSync(recordOf(folder))).toThrow();
   });
 
   it("serves the prompt threads' workers too (the built module): a worker's test is recorded, and the process then skips its own", async () => {
     const built = new URL("../../../dist/engine/text/prompt-thread.js", import.meta.url);
     const { PromptThread } = await import(built.href) as typeof import("./prompt-thread.js");
-    const record = cacheFolder("worker");
-    const thread = new PromptThread(realModelPath(), record);
+    const folder = cacheFolder("worker");
+    const thread = new PromptThread(realModelPath(), folder);
     await thread.warm();
     expect(await thread.tokenize(["Hello"])).toHaveLength(1);
     await thread.dispose();
-    expect(recorded(record)).toHaveLength(1);
+    expect(recorded(folder)).toHaveLength(1);
 
-    const llama = await withRememberedBinaryChecks(record, openCpu);
+    const llama = await withRememberedBinaryChecks(folder, openCpu);
     await llama.dispose();
     expect(forked).toEqual([]);
   });
