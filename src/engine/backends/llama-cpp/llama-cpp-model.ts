@@ -68,6 +68,12 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
   const wanted = options.ctxSize ?? Math.min(DEFAULT_FIT_CONTEXT, options.ctxSizeAtMost ?? DEFAULT_FIT_CONTEXT);
   const fitTokens = Math.min(wanted * options.parallel, cells.cells);
   const model = await loadGgufModel(options.llama, options.path, { gpuLayers: options.gpuLayers, fitTokens, warn: options.warn ?? warnOnStderr });
+  // The CPU machinery (core share, thread pools, the prefill lane) pays only where every layer runs on the CPU.
+  const device: StepDevice = options.llama.gpu === false || model.gpuLayers === 0 ? "cpu" : "gpu";
+  const lanePossible = device === "cpu" && options.prefillLane !== false && options.parallel > 1;
+  const choice: ContextChoice = options.ctxSize !== undefined ? { size: options.ctxSize, source: "asked" }
+    : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model), maxCells: cells.cells, atMost: options.ctxSizeAtMost });
+  const ctxSize = choice.size;
   // The vocabulary's scan (JavaScript on this thread) runs while llama.cpp creates the context on a worker thread. It
   // reads the model, so a failed load frees the model only once the scan has ended.
   const scanning = scanVocabulary(model, options.path);
@@ -76,12 +82,6 @@ async function openModel(options: LlamaCppModelOptions, promptThread: PromptThre
     await scanning.catch(() => undefined);
     await model.dispose();
   };
-  // The CPU machinery (core share, thread pools, the prefill lane) pays only where every layer runs on the CPU.
-  const device: StepDevice = options.llama.gpu === false || model.gpuLayers === 0 ? "cpu" : "gpu";
-  const lanePossible = device === "cpu" && options.prefillLane !== false && options.parallel > 1;
-  const choice: ContextChoice = options.ctxSize !== undefined ? { size: options.ctxSize, source: "asked" }
-    : await chooseContextSize(options.llama, model, { sequences: options.parallel, lane: lanePossible && laneSupports(model), maxCells: cells.cells, atMost: options.ctxSizeAtMost });
-  const ctxSize = choice.size;
   const cacheOptions = kvCacheContextOptions(options);
   let context: LlamaContext;
   const measured = options.batching?.itemPrioritizationStrategy;
